@@ -1,0 +1,295 @@
+"""End-to-end benchmark of `preval evaluate` against a floor and peer tools.
+
+Usage::
+
+    python benchmarks/run.py --sizes 1000000 10000000 [--repeat 3] \
+        [--measures AP RR Rprec P@5 P@10] [--out benchmarks/results.md]
+
+For each size the data is generated once by ``benchmarks/generate.py`` (cached
+in ``benchmarks/.data/``), then every tool in ``TOOLS`` runs as a separate
+subprocess ``--repeat`` times. Wall time (perf_counter around spawn..reap) and
+peak RSS (``ru_maxrss`` from ``os.wait4`` of that very child) are recorded;
+the table reports medians, the ratio to the floor, and the peak memory in MB.
+
+Adding a peer = one command-builder function registered in ``TOOLS``: it gets
+a ``Context`` and returns the argv to run, or raises ``Skip(reason)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PEERS = HERE / "peers"
+DEFAULT_MEASURES = ["AP", "RR", "Rprec", "P@5", "P@10"]
+
+
+class Skip(Exception):
+    """Raised by a command builder when its tool cannot run here."""
+
+
+@dataclass
+class Context:
+    data: Path  # the joined Parquet table
+    measures: list[str]
+    workdir: Path  # scratch directory for this tool's outputs
+
+
+@dataclass
+class Outcome:
+    status: str  # "ok", "failed: ...", "timeout", "skipped: ..."
+    wall: list[float] = field(default_factory=list)
+    rss_mb: list[float] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------
+# command builders: name -> argv
+# --------------------------------------------------------------------------
+
+def build_floor(ctx: Context) -> list[str]:
+    return [sys.executable, str(PEERS / "floor.py"), str(ctx.data)]
+
+
+def preval_command() -> list[str]:
+    exe = shutil.which("preval") or shutil.which(
+        "preval", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "preval"]
+
+
+def build_preval(ctx: Context) -> list[str]:
+    cmd = [*preval_command(), "evaluate", str(ctx.data)]
+    for m in ctx.measures:
+        cmd += ["-m", m]
+    return cmd + ["--summary", str(ctx.workdir / "preval_summary.csv")]
+
+
+def build_pytrec_eval(ctx: Context) -> list[str]:
+    if importlib.util.find_spec("pytrec_eval") is None:
+        raise Skip("pytrec_eval is not importable")
+    return [sys.executable, str(PEERS / "pytrec_eval_peer.py"), str(ctx.data),
+            *ctx.measures, "--summary", str(ctx.workdir / "pytrec_eval_summary.csv")]
+
+
+TOOLS: dict[str, Callable[[Context], list[str]]] = {
+    "floor": build_floor,
+    "preval": build_preval,
+    "pytrec_eval": build_pytrec_eval,
+}
+
+
+# --------------------------------------------------------------------------
+# running and measuring one subprocess
+# --------------------------------------------------------------------------
+
+def _error_line(stderr_path: Path) -> str:
+    lines = [ln.strip() for ln in stderr_path.read_text(errors="replace").splitlines()
+             if ln.strip()]
+    if not lines:
+        return "(no stderr)"
+    # a Python traceback's first line says nothing; its last line says what failed
+    line = lines[-1] if lines[0].startswith("Traceback") else lines[0]
+    return line[:160]
+
+
+def run_once(cmd: list[str], workdir: Path, timeout: float,
+             tag: str) -> tuple[str, float, float]:
+    """Run cmd; return (status, wall seconds, peak RSS MB) of that child."""
+    out_path, err_path = workdir / f"{tag}.stdout", workdir / f"{tag}.stderr"
+    timed_out = threading.Event()
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir,
+                                    start_new_session=True)
+        except OSError as exc:
+            return f"failed: {exc}", float("nan"), float("nan")
+
+        def kill() -> None:
+            timed_out.set()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            _, wstatus, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(wstatus)  # reaped by wait4
+    rss_mb = usage.ru_maxrss * 1024 / 1e6  # Linux: ru_maxrss is in KiB
+    if timed_out.is_set():
+        return "timeout", wall, rss_mb
+    if proc.returncode != 0:
+        return f"failed: {_error_line(err_path)}", wall, rss_mb
+    return "ok", wall, rss_mb
+
+
+def bench_tool(name: str, data: Path, measures: list[str], repeat: int,
+               timeout: float, scratch: Path) -> Outcome:
+    workdir = scratch / name
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        cmd = TOOLS[name](Context(data, measures, workdir))
+    except Skip as exc:
+        return Outcome(f"skipped: {exc}")
+    outcome = Outcome("ok")
+    for i in range(repeat):
+        status, wall, rss = run_once(cmd, workdir, timeout, f"run{i}")
+        print(f"  {name:<12} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
+              file=sys.stderr, flush=True)
+        outcome.wall.append(wall)
+        outcome.rss_mb.append(rss)
+        if status != "ok":
+            outcome.status = status
+            break
+    return outcome
+
+
+# --------------------------------------------------------------------------
+# data and report
+# --------------------------------------------------------------------------
+
+def ensure_data(rows: int, dpq: int, seed: int, int_ids: bool,
+                data_dir: Path, timeout: float) -> Path:
+    name = f"rows{rows}_dpq{dpq}_seed{seed}{'_int' if int_ids else ''}.parquet"
+    path = data_dir / name
+    if path.exists():
+        return path
+    data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.parquet")
+    cmd = [sys.executable, str(HERE / "generate.py"), "--rows", str(rows),
+           "--docs-per-query", str(dpq), "--seed", str(seed), "--out", str(tmp)]
+    if int_ids:
+        cmd.append("--int-ids")
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, timeout=timeout)
+    tmp.replace(path)
+    print(f"generated {path} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return path
+
+
+def human(n: int) -> str:
+    for div, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if n >= div and n % (div // 10) == 0:
+            return f"{n / div:g}{suffix}"
+    return str(n)
+
+
+def machine() -> str:
+    mem = ""
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        mem = f", {pages / 2**30:.1f} GiB RAM"
+    except (ValueError, OSError):
+        pass
+    versions = []
+    for mod in ("polars", "pyarrow", "pytrec_eval"):
+        try:
+            from importlib.metadata import version
+            dist = "pytrec_eval-terrier" if mod == "pytrec_eval" else mod
+            versions.append(f"{mod} {version(dist)}")
+        except Exception:  # noqa: BLE001 - not installed
+            continue
+    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores{mem}; "
+            f"Python {platform.python_version()}; " + ", ".join(versions))
+
+
+def fmt(x: float, spec: str) -> str:
+    return "" if x != x else format(x, spec)  # NaN -> empty
+
+
+def report(results: list[tuple[int, str, Outcome]], args: argparse.Namespace) -> str:
+    lines = [
+        f"Benchmark run {dt.datetime.now().isoformat(timespec='seconds')} — "
+        f"{machine()}",
+        "",
+        f"Measures: {' '.join(args.measures)}; docs per query: {args.docs_per_query}; "
+        f"{'Int64' if args.int_ids else 'string'} ids; median of {args.repeat} "
+        f"run(s); timeout {args.timeout:g} s. Wall time is end to end (process "
+        "start, imports, reading Parquet, computing, writing); peak RSS is the "
+        "child's ru_maxrss.",
+        "",
+        "| rows | tool | wall (s) | × floor | peak RSS (MB) | × floor RSS | status |",
+        "|---:|---|---:|---:|---:|---:|---|",
+    ]
+    floors: dict[int, Outcome] = {
+        rows: o for rows, name, o in results if name == "floor" and o.status == "ok"}
+    notes: list[str] = []
+    for rows, name, o in results:
+        wall = statistics.median(o.wall) if o.wall else float("nan")
+        rss = statistics.median(o.rss_mb) if o.rss_mb else float("nan")
+        floor = floors.get(rows)
+        fw = statistics.median(floor.wall) if floor else float("nan")
+        fr = statistics.median(floor.rss_mb) if floor else float("nan")
+        ok = o.status == "ok"
+        status = o.status.replace("|", "\\|")
+        if o.status.startswith("skipped"):
+            notes.append(f"- {name} ({human(rows)} rows): {o.status}")
+        lines.append(
+            f"| {human(rows)} | {name} | {fmt(wall, '.2f') if ok else ''} | "
+            f"{fmt(wall / fw, '.1f') if ok else ''} | {fmt(rss, '.0f') if ok else ''} | "
+            f"{fmt(rss / fr, '.1f') if ok else ''} | {status} |")
+    if notes:
+        lines += ["", "Notes:", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark preval end to end.")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--measures", nargs="+", default=DEFAULT_MEASURES)
+    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument("--tools", nargs="+", choices=list(TOOLS), default=list(TOOLS))
+    parser.add_argument("--docs-per-query", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--int-ids", action="store_true")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per subprocess (default 600)")
+    parser.add_argument("--data-dir", type=Path, default=HERE / ".data",
+                        help="cache of generated data (git-ignored)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="generate into a temporary directory instead")
+    args = parser.parse_args(argv)
+    if "floor" not in args.tools:
+        args.tools.insert(0, "floor")  # ratios need the floor
+
+    results: list[tuple[int, str, Outcome]] = []
+    with tempfile.TemporaryDirectory(prefix="preval-bench-") as tmp:
+        scratch = Path(tmp)
+        data_dir = scratch / "data" if args.no_cache else args.data_dir
+        for rows in args.sizes:
+            data = ensure_data(rows, args.docs_per_query, args.seed, args.int_ids,
+                               data_dir, args.timeout)
+            print(f"{human(rows)} rows: {data}", file=sys.stderr)
+            for name in args.tools:
+                outcome = bench_tool(name, data, args.measures, args.repeat,
+                                     args.timeout, scratch / str(rows))
+                results.append((rows, name, outcome))
+    table = report(results, args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(table)
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""Command line: a thin layer over the library. Exit 0 on success, 2 on bad input or usage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+
+import polars as pl
+
+from . import __version__, report
+from .errors import PrevalError
+from .evaluate import DUPLICATES, QUERIES, build_plan
+from .measures import catalogue_rows, markdown_table
+from .ranking import TIES
+from .summary import summarize
+
+DEFAULT_MEASURES = ("AP", "RR", "Rprec", "P@10", "nDCG@10", "NumRet", "NumRel", "NumRelRet")
+
+EXAMPLES = """\
+examples:
+  preval evaluate fixtures/example.parquet --by system
+  preval evaluate fixtures/example.parquet --by system -m AP -m P@10 -m "P(rel=2)@10" -m nDCG@10
+  preval evaluate run.csv --qrels qrels.csv --by system --per-query per_query.parquet
+  preval evaluate fixtures/example.parquet --by system --summary summary.csv --format json
+  preval measures
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own exit code is 2 as well
+        self.print_usage(sys.stderr)
+        self.exit(2, f"preval: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="preval",
+        description="Evaluate ranked results for many queries at once (AP, P@k, nDCG ...).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"preval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    ev = sub.add_parser(
+        "evaluate",
+        help="evaluate a table (or a run with --qrels) and print the summary",
+        description="Evaluate ranked results per query and print a summary table.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ev.add_argument("input", help="joined table or run: .parquet, .csv or .tsv")
+    ev.add_argument("--qrels", help="judgments (query, doc, label); INPUT is then a run")
+    ev.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        metavar="MEASURE",
+        help=f"measure to compute, repeatable (default: {' '.join(DEFAULT_MEASURES)})",
+    )
+    for role in ("query", "doc", "score", "label"):
+        ev.add_argument(
+            f"--{role}",
+            default=role,
+            metavar="COL",
+            help=f"name of the {role} column (default: {role})",
+        )
+    ev.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="evaluate each group of this column separately (repeatable)",
+    )
+    ev.add_argument(
+        "-l",
+        "--relevance-level",
+        type=float,
+        default=1,
+        metavar="N",
+        help="label >= N is relevant (default: 1)",
+    )
+    ev.add_argument(
+        "--ties",
+        choices=TIES,
+        default=None,
+        help="order of equal scores (default: trec with a doc column, else input)",
+    )
+    ev.add_argument(
+        "--queries",
+        choices=QUERIES,
+        default="judged",
+        help="judged: every judged query counts (trec_eval -c, default); "
+        "retrieved: only judged queries with results",
+    )
+    ev.add_argument(
+        "--duplicates",
+        choices=DUPLICATES,
+        default="error",
+        help="a repeated (query, doc): error (default), or keep max / first",
+    )
+    ev.add_argument(
+        "--per-query",
+        metavar="PATH",
+        help="write per-query values (.parquet, .csv, .tsv, .json, .ndjson)",
+    )
+    ev.add_argument(
+        "--long",
+        action="store_true",
+        help="per-query output as (keys..., query, measure, value) rows",
+    )
+    ev.add_argument("--summary", metavar="PATH", help="write the summary to a file")
+    ev.add_argument(
+        "--format",
+        choices=report.FORMATS,
+        default="table",
+        help="format of the summary printed on stdout (default: table)",
+    )
+    ev.add_argument("-q", "--quiet", action="store_true", help="no audit counts on stderr")
+
+    ms = sub.add_parser("measures", help="list the measure catalogue")
+    ms.add_argument("--format", choices=("table", "markdown"), default="table")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "measures":
+            return _measures(args)
+        return _evaluate(args)
+    except PrevalError as exc:
+        print(f"preval: error: {exc}", file=sys.stderr)
+        return 2
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        # Unreadable files and malformed CSV surface here: still bad input, not a crash.
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"preval: error: {type(exc).__name__}: {first}", file=sys.stderr)
+        return 2
+
+
+def _measures(args: argparse.Namespace) -> int:
+    if args.format == "markdown":
+        print(markdown_table())
+        return 0
+    rows = catalogue_rows()
+    width = max(len(r["measure"]) for r in rows)
+    for r in rows:
+        alias = f" (aliases: {r['aliases']})" if r["aliases"] else ""
+        print(f"{r['measure']:<{width}}  {r['definition']}{alias}")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    if args.format == "parquet":
+        print(
+            "preval: error: --format parquet cannot go to stdout; use --summary out.parquet",
+            file=sys.stderr,
+        )
+        return 2
+    for path in (args.per_query, args.summary):
+        if path:
+            report.format_for(path)  # reject an unknown suffix before any work
+    plan = build_plan(
+        args.input,
+        args.measures or list(DEFAULT_MEASURES),
+        qrels=args.qrels,
+        query=args.query,
+        doc=args.doc,
+        score=args.score,
+        label=args.label,
+        by=args.by,
+        relevance_level=args.relevance_level,
+        ties=args.ties,
+        queries=args.queries,
+        duplicates=args.duplicates,
+    )
+    per_query = plan.per_query()
+    outputs = [per_query, summarize(per_query, by=args.by, query=args.query), plan.audit()]
+    if args.long:
+        index = [*args.by, args.query]
+        outputs.append(
+            per_query.unpivot(index=index, variable_name="measure", value_name="value").sort(
+                index, maintain_order=True
+            )
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
+        collected = pl.collect_all(outputs)
+    per_query_df, summary_df, audit_df = collected[:3]
+    if args.per_query:
+        report.write(collected[3] if args.long else per_query_df, args.per_query)
+    if args.summary:
+        report.write(summary_df, args.summary)
+    if not args.quiet:
+        _print_audit(audit_df, per_query_df.height)
+    sys.stdout.write(report.render(summary_df, args.format))
+    return 0
+
+
+def _print_audit(audit_df: pl.DataFrame, n: int) -> None:
+    totals = {c: int(audit_df[c].sum()) for c in audit_df.columns if audit_df[c].dtype.is_integer()}
+    if n == 0:
+        print(
+            "preval: warning: no query was evaluated (empty input, or no judged query)",
+            file=sys.stderr,
+        )
+    parts = [f"{totals['queries_evaluated']} queries evaluated"]
+    labels = {
+        "queries_without_relevant": "with no relevant document",
+        "queries_judged_not_retrieved": "judged but not retrieved",
+        "queries_retrieved_not_judged": "retrieved but not judged (dropped)",
+        "rows_retrieved_unjudged": "retrieved rows unjudged (non-relevant)",
+        "rows_dropped": "rows dropped",
+    }
+    parts += [f"{totals[k]} {text}" for k, text in labels.items() if totals.get(k)]
+    print("preval: " + "; ".join(parts), file=sys.stderr)

@@ -1,0 +1,42 @@
+"""Errors raised for bad input: each names the column or rule, how many rows, and one example."""
+
+from __future__ import annotations
+
+import warnings
+
+
+class PrevalError(Exception):
+    """Base class of every error preval raises for bad input or a bad request."""
+
+
+class InputError(PrevalError, ValueError):
+    """The input cannot be evaluated (missing file or column, unreadable format)."""
+
+
+class MissingColumnError(InputError):
+    """A required column is absent."""
+
+
+class ColumnTypeError(InputError):
+    """A column has a dtype that the rule forbids (e.g. a non-numeric score)."""
+
+
+class InvalidValueError(InputError):
+    """Values break a rule: NaN score, null query or doc id, null or NaN label in qrels."""
+
+
+class DuplicateError(InputError):
+    """The same (query, doc) appears more than once in a run or in qrels."""
+
+
+class MeasureError(PrevalError, ValueError):
+    """An unknown measure name or a bad parameter or cutoff."""
+
+
+class EmptyInputWarning(UserWarning):
+    """The input has no rows: the result is empty but has the right schema."""
+
+
+def warn_empty(what: str) -> None:
+    msg = f"{what} has no rows: the result is empty"
+    warnings.warn(msg, EmptyInputWarning, stacklevel=3)

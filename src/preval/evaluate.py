@@ -1,0 +1,438 @@
+"""Build the evaluation plan: rows -> ranked rows -> one group_by/agg -> per-query table.
+
+Two input shapes (DESIGN §5):
+
+* one joined table (query, [doc], score, label): a null score is a document that was not
+  retrieved, a null label an unjudged one. R and the ideal DCG come from the group's rows.
+* a run plus separate qrels: the run is left-joined to the judgments on (query, doc);
+  per-query judgment statistics (R per relevance level, ideal DCG per cutoff) are computed
+  from the qrels with the same expressions and joined on the query. Judged queries that a
+  run (or a system) did not answer enter the same aggregation as one placeholder row each,
+  so they get every measure's "nothing retrieved" value without special cases.
+
+Everything is one lazy plan; the per-query *status* frame it produces carries the measures,
+the audit counters and the validation counters. `evaluate` and `audit` are views of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from . import io, validate
+from .errors import InputError
+from .measures import Spec, build, parse_all
+from .ranking import DOC, LABEL, PAD, QUERY, RETRIEVED, ROW, SCORE, TIES, Ranking, sort_keys
+
+QUERIES = ("judged", "retrieved")
+DUPLICATES = ("error", "max", "first")
+
+# Status columns (internal): audit counters per (keys..., query).
+_JUDGED, _N_RET, _N_ROWS, _N_UNJUDGED = "_judged", "_nret", "_nrows", "_nunj"
+_R, _EVAL, _NJ = "_R", "_eval", "_njudged"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The lazy plan of one evaluation and the names needed to present it."""
+
+    status: pl.LazyFrame  # one row per (keys..., query) seen in the input or the qrels
+    keys: list[str]  # internal by-key names
+    names: dict[str, str]  # internal key name -> user column name (keys and query)
+    specs: list[Spec]
+
+    @property
+    def measure_names(self) -> list[str]:
+        return [s.name for s in self.specs]
+
+    def per_query(self, form: Literal["wide", "long"] = "wide") -> pl.LazyFrame:
+        cols = [*self.keys, QUERY]
+        out = (
+            self.status.filter(pl.col(_EVAL))
+            .select(*cols, *self.measure_names)
+            .sort(cols)
+            .rename(self.names)
+        )
+        if form == "long":
+            return to_long(out, index=[self.names[c] for c in cols])
+        if form != "wide":
+            msg = f"form must be 'wide' or 'long', got {form!r}"
+            raise ValueError(msg)
+        return out
+
+    def audit(self) -> pl.LazyFrame:
+        ev, ret = pl.col(_EVAL), pl.col(_N_RET) > 0
+        counts = [
+            ev.sum().alias("queries_evaluated"),
+            (ev & (pl.col(_R) == 0)).sum().alias("queries_without_relevant"),
+            (pl.col(_JUDGED) & ~ret).sum().alias("queries_judged_not_retrieved"),
+            (~pl.col(_JUDGED) & ret).sum().alias("queries_retrieved_not_judged"),
+            pl.col(_N_UNJUDGED).filter(ev).sum().alias("rows_retrieved_unjudged"),
+            pl.col(_N_ROWS).filter(~ev).sum().alias("rows_dropped"),
+        ]
+        counts = [c.cast(pl.Int64) for c in counts]
+        if not self.keys:
+            return self.status.select(counts)
+        return (
+            self.status.group_by(self.keys)
+            .agg(counts)
+            .sort(self.keys)
+            .rename({k: self.names[k] for k in self.keys})
+        )
+
+
+def to_long(per_query: pl.LazyFrame, index: Sequence[str]) -> pl.LazyFrame:
+    """Wide per-query table -> (keys..., query, measure, value), measures in column order."""
+    return per_query.unpivot(index=list(index), variable_name="measure", value_name="value").sort(
+        list(index), maintain_order=True
+    )
+
+
+def evaluate(
+    data: io.Source,
+    measures: str | Iterable[str],
+    *,
+    qrels: io.Source | None = None,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    label: str = "label",
+    by: str | Sequence[str] | None = None,
+    relevance_level: float = 1,
+    ties: str | None = None,
+    queries: str = "judged",
+    duplicates: str = "error",
+    form: Literal["wide", "long"] = "wide",
+) -> pl.LazyFrame:
+    """Evaluate ranked results per query; return a LazyFrame, one row per (by..., query).
+
+    Parameters
+    ----------
+    data
+        A LazyFrame, DataFrame or path (.parquet, .csv, .tsv). Without `qrels`: one joined
+        table with `query`, `score`, `label` (and optionally `doc`) columns, where a null score
+        marks a document that was not retrieved and a null label an unjudged one. With `qrels`:
+        a run with `query`, `doc`, `score` columns.
+    measures
+        Measure names, e.g. ``["AP", "P@10", "nDCG@10", "P(rel=2)@10"]``; trec_eval names
+        (``map``, ``P_10``, ``ndcg_cut_10`` ...) are aliases. See `preval measures`.
+    qrels
+        Judgments with `query`, `doc`, `label` columns. Unjudged retrieved documents are
+        non-relevant; judged documents the run did not return count toward R. A `by` column
+        that also exists in `qrels` is a property of the query (joined on); the others are
+        systems, each evaluated against all judgments.
+    by
+        Extra key column(s), e.g. ``"system"``: each group is evaluated separately.
+    relevance_level
+        A document is relevant when ``label >= relevance_level`` (trec_eval ``-l``). nDCG uses
+        the raw grades, as trec_eval does.
+    ties
+        Order of documents with equal scores: ``"trec"`` (default with a doc column: scores as
+        float32, then doc id descending, as trec_eval 9), ``"input"`` (default without one: input
+        row order), ``"optimistic"`` / ``"pessimistic"`` (relevant documents first / last).
+    queries
+        ``"judged"`` (default, trec_eval ``-c``): every judged query counts, scoring 0 if
+        nothing was retrieved; ``"retrieved"``: judged queries with at least one retrieved
+        document (trec_eval's default). Queries without judgments never count (see `audit`).
+    duplicates
+        A repeated (query, doc) is an error (``"error"``), or keep the row with the highest
+        score (``"max"``; the highest label in qrels) or the first one (``"first"``).
+    form
+        ``"wide"``: one Float64 column per measure, named canonically; ``"long"``: rows of
+        (by..., query, measure, value).
+
+    Returns
+    -------
+    polars.LazyFrame
+        Sorted by (by..., query). Bad data raises a `PrevalError` when it is collected.
+    """
+    plan = build_plan(
+        data,
+        measures,
+        qrels=qrels,
+        query=query,
+        doc=doc,
+        score=score,
+        label=label,
+        by=by,
+        relevance_level=relevance_level,
+        ties=ties,
+        queries=queries,
+        duplicates=duplicates,
+    )
+    return plan.per_query(form)
+
+
+def audit(
+    data: io.Source,
+    *,
+    qrels: io.Source | None = None,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    label: str = "label",
+    by: str | Sequence[str] | None = None,
+    relevance_level: float = 1,
+    queries: str = "judged",
+    duplicates: str = "error",
+) -> pl.LazyFrame:
+    """What an evaluation with the same arguments counts and drops, one row per by-group.
+
+    Columns: ``queries_evaluated``; ``queries_without_relevant`` (evaluated, R = 0);
+    ``queries_judged_not_retrieved`` (scored 0 with ``queries="judged"``, dropped otherwise);
+    ``queries_retrieved_not_judged`` (never evaluated); ``rows_retrieved_unjudged`` (counted
+    as non-relevant); ``rows_dropped`` (input rows of queries that were not evaluated).
+    """
+    plan = build_plan(
+        data,
+        ["NumQ"],
+        qrels=qrels,
+        query=query,
+        doc=doc,
+        score=score,
+        label=label,
+        by=by,
+        relevance_level=relevance_level,
+        ties="input",
+        queries=queries,
+        duplicates=duplicates,
+    )
+    return plan.audit()
+
+
+def build_plan(
+    data: io.Source,
+    measures: str | Iterable[str],
+    *,
+    qrels: io.Source | None,
+    query: str,
+    doc: str,
+    score: str,
+    label: str,
+    by: str | Sequence[str] | None,
+    relevance_level: float,
+    ties: str | None,
+    queries: str,
+    duplicates: str,
+) -> Evaluation:
+    specs = parse_all(measures)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    _check_choice("queries", queries, QUERIES)
+    _check_choice("duplicates", duplicates, DUPLICATES)
+    if ties is not None:
+        _check_choice("ties", ties, TIES)
+    for b in by_cols:
+        if b in (query, doc, score, label):
+            msg = f"by column {b!r} is also the query, doc, score or label column"
+            raise InputError(msg)
+    keys = [f"_by{i}" for i in range(len(by_cols))]
+    names = {**dict(zip(keys, by_cols, strict=True)), QUERY: query}
+    roles = {"query": query, "doc": doc, "score": score, "label": label}
+
+    run_lf = io.scan(data, id_columns=(query, doc, *by_cols), what="input")
+    run_schema = run_lf.collect_schema()
+    has_doc = doc in run_schema
+    if qrels is not None and not has_doc:
+        msg = f"input: missing doc column {doc!r}, needed to join the run with qrels"
+        raise InputError(msg)
+    if ties is None:
+        ties = "trec" if has_doc else "input"
+    if ties == "trec" and not has_doc:
+        msg = f"ties='trec' breaks ties by doc id, but the input has no doc column {doc!r}"
+        raise InputError(msg)
+
+    needed = {"query": query, "score": score, **{f"by ({b})": b for b in by_cols}}
+    if qrels is None:
+        needed["label"] = label
+    validate.require_columns(run_schema, needed, "input")
+    validate.require_numeric(run_schema, score, "score", "input")
+    validate.require_key(run_schema, query, "query", "input")
+    if qrels is None:
+        validate.require_numeric(run_schema, label, "label", "input")
+
+    levels = sorted({s.level(relevance_level) for s in specs} | {relevance_level})
+    level_cols = {lv: f"_R{i}" for i, lv in enumerate(levels)}
+    cutoffs = {s.cutoff for s in specs if s.definition.name == "nDCG"}
+    ideal_cols = {k: f"_idcg{k if k is not None else ''}" for k in cutoffs}
+
+    rows = run_lf.select(
+        *[pl.col(b).alias(k) for k, b in zip(keys, by_cols, strict=True)],
+        pl.col(query).alias(QUERY),
+        *([pl.col(doc).alias(DOC)] if has_doc else []),
+        pl.col(score).cast(pl.Float64).alias(SCORE),
+        *([pl.col(label).cast(pl.Float64).alias(LABEL)] if qrels is None else []),
+    )
+    if ties != "trec":  # the input order is a tie-breaker; it must be taken before any join
+        rows = rows.with_row_index(ROW)
+    rows = rows.with_columns(pl.lit(False).alias(PAD))
+    if duplicates != "error" and has_doc:
+        rows = _dedupe(rows, [*keys, QUERY, DOC], SCORE, duplicates)
+
+    if qrels is None:
+        ranking = Ranking("rows", relevance_level)
+        status = _aggregate(
+            rows,
+            keys,
+            specs,
+            ranking,
+            ties,
+            has_doc,
+            judged=(pl.col(LABEL).is_not_null() & ~pl.col(PAD)).any(),
+        )
+    else:
+        ranking = Ranking("columns", relevance_level, level_cols, ideal_cols)
+        qrels_lf = io.scan(qrels, id_columns=(query, doc, *by_cols), what="qrels")
+        status = _with_qrels(
+            rows,
+            qrels_lf,
+            keys,
+            by_cols,
+            roles,
+            specs,
+            ranking,
+            ties,
+            duplicates,
+        )
+
+    check = validate.checker(
+        validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True),
+        names,
+        roles,
+        "input",
+    )
+    schema = status.collect_schema()
+    kept = {n: t for n, t in schema.items() if not n.startswith(validate.CHECK_PREFIX)}
+    queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
+    status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(_EVAL))
+    return Evaluation(status, keys, names, specs)
+
+
+def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
+    if value not in choices:
+        msg = f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+        raise InputError(msg)
+
+
+def _dedupe(lf: pl.LazyFrame, subset: list[str], value: str, how: str) -> pl.LazyFrame:
+    """Keep one row per `subset`: the first in input order, or the one with the max `value`."""
+    if how == "max":
+        lf = lf.sort(value, descending=True, nulls_last=True, maintain_order=True)
+    return lf.unique(subset=subset, keep="first", maintain_order=True)
+
+
+def _aggregate(
+    rows: pl.LazyFrame,
+    keys: list[str],
+    specs: list[Spec],
+    ranking: Ranking,
+    ties: str,
+    has_doc: bool,
+    judged: pl.Expr,
+) -> pl.LazyFrame:
+    """Sort once, then one group_by/agg for every measure, audit and validation counter."""
+    order, descending = sort_keys(ties, has_doc=has_doc)
+    group = [*keys, QUERY]
+    ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED)).sort(
+        [*group, *order], descending=[False] * len(group) + descending, nulls_last=True
+    )
+    real = ~pl.col(PAD)
+    status_exprs = [
+        judged.alias(_JUDGED),
+        ranking.num_ret.cast(pl.Int64).alias(_N_RET),
+        real.sum().cast(pl.Int64).alias(_N_ROWS),
+        (pl.col(RETRIEVED) & pl.col(LABEL).is_null()).sum().cast(pl.Int64).alias(_N_UNJUDGED),
+        ranking.num_rel(ranking.default_level).cast(pl.Int64).alias(_R),
+    ]
+    checks = validate.check_exprs(
+        validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True)
+    )
+    return ranked.group_by(group).agg(*[build(s, ranking) for s in specs], *status_exprs, *checks)
+
+
+def _with_qrels(
+    rows: pl.LazyFrame,
+    qrels_lf: pl.LazyFrame,
+    keys: list[str],
+    by_cols: list[str],
+    roles: dict[str, str],
+    specs: list[Spec],
+    ranking: Ranking,
+    ties: str,
+    duplicates: str,
+) -> pl.LazyFrame:
+    query, doc, label = roles["query"], roles["doc"], roles["label"]
+    q_schema = qrels_lf.collect_schema()
+    validate.require_columns(q_schema, {"query": query, "doc": doc, "label": label}, "qrels")
+    validate.require_numeric(q_schema, label, "label", "qrels")
+    validate.require_key(q_schema, query, "query", "qrels")
+    # by columns found in the qrels describe the query (e.g. a segment); the others are systems
+    qkeys = [k for k, b in zip(keys, by_cols, strict=True) if b in q_schema]
+    system_keys = [k for k in keys if k not in qkeys]
+    user = dict(zip(keys, by_cols, strict=True))
+
+    judgments = qrels_lf.select(
+        *[pl.col(user[k]).alias(k) for k in qkeys],
+        pl.col(query).alias(QUERY),
+        pl.col(doc).alias(DOC),
+        pl.col(label).cast(pl.Float64).alias(LABEL),
+    )
+    rows, judgments = _align_ids(rows, judgments, [*qkeys, QUERY, DOC])
+    if duplicates != "error":
+        judgments = _dedupe(judgments, [*qkeys, QUERY, DOC], LABEL, duplicates)
+
+    # Per-query judgment statistics, with the same expressions a joined table uses on its rows.
+    rows_view = Ranking("rows", ranking.default_level)
+    q_rules = validate.row_checks(has_doc=True, has_score=False, label_may_be_null=False)
+    stats = judgments.group_by([*qkeys, QUERY]).agg(
+        pl.len().cast(pl.Int64).alias(_NJ),
+        *[rows_view.judged_rel(lv).sum().alias(c) for lv, c in ranking.levels.items()],
+        *[rows_view.ideal_dcg_of_rows(k).alias(c) for k, c in ranking.ideal_cutoffs.items()],
+        *validate.check_exprs(q_rules),
+    )
+    q_names = {**{k: user[k] for k in qkeys}, QUERY: query}
+    stats_schema = {
+        n: t for n, t in stats.collect_schema().items() if not n.startswith(validate.CHECK_PREFIX)
+    }
+    stats = stats.map_batches(
+        validate.checker(q_rules, q_names, roles, "qrels"), schema=stats_schema
+    )
+
+    joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
+        stats, on=[*qkeys, QUERY], how="left"
+    )
+    judged = pl.col(_NJ).first().is_not_null()
+    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged)
+
+    # Judged queries a system did not answer: one placeholder row each, same aggregation.
+    wanted = stats.select(*qkeys, QUERY)
+    if system_keys:
+        wanted = answered.select(system_keys).unique().join(wanted, how="cross")
+    missing = wanted.join(answered.select(*keys, QUERY), on=[*keys, QUERY], how="anti")
+    schema = joined.collect_schema()
+    filler = [
+        pl.lit(None, dtype=schema[c]).alias(c)
+        for c in schema.names()
+        if c not in (*keys, QUERY, PAD, *stats_schema)
+    ]
+    pads = (
+        missing.with_columns(*filler, pl.lit(True).alias(PAD))
+        .join(stats, on=[*qkeys, QUERY], how="left")
+        .select(schema.names())
+    )
+    unanswered = _aggregate(pads, keys, specs, ranking, ties, True, judged)
+    return pl.concat([answered, unanswered], how="vertical")
+
+
+def _align_ids(
+    left: pl.LazyFrame, right: pl.LazyFrame, cols: list[str]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Cast join keys to String on both sides where their dtypes differ (e.g. CSV vs Parquet)."""
+    ls, rs = left.collect_schema(), right.collect_schema()
+    differ = [c for c in cols if ls[c] != rs[c]]
+    if differ:
+        left = left.with_columns(pl.col(differ).cast(pl.String))
+        right = right.with_columns(pl.col(differ).cast(pl.String))
+    return left, right

@@ -1,0 +1,134 @@
+"""The ranked frame: ordering documents within a query, and the expressions measures read.
+
+This is the only module that knows about ties. `sort_keys` orders the rows of every query
+(retrieved documents first, by score descending, ties broken by the chosen rule; unretrieved
+documents last). After that one sort, `Ranking` hands measures the per-query quantities of
+DESIGN §3 (rank, rel, gain, tp, R, ideal DCG) as Polars expressions that are valid inside
+``group_by(keys).agg(...)``: within a group, Polars keeps the frame's row order, so a
+cumulative sum there runs down the ranking without a window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+Ties = Literal["trec", "input", "optimistic", "pessimistic"]
+TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
+
+# Internal column names: the user's columns are renamed to these on the way in and back on
+# the way out, so no user column name can collide with them.
+QUERY, DOC, SCORE, LABEL, ROW, PAD = "_q", "_d", "_s", "_l", "_row", "_pad"
+RETRIEVED = "_ret"
+
+
+def sort_keys(ties: str, *, has_doc: bool) -> tuple[list[pl.Expr], list[bool]]:
+    """Sort expressions (after the group keys) and their descending flags for a tie rule.
+
+    ``trec`` is trec_eval 9.x: scores compared as 32-bit floats, ties by doc id descending in
+    byte order (``comp_sim_docno``), so non-string ids are compared as their string form.
+    ``input`` keeps the input row order within a tie; ``optimistic``/``pessimistic`` put higher
+    / lower labels first (unjudged counts as the lowest label), then the input order.
+    Unretrieved rows (null score) sort last in every rule.
+    """
+    score = pl.col(SCORE)
+    if ties == "trec":
+        if not has_doc:
+            msg = "ties='trec' breaks ties by doc id: it needs a doc column"
+            raise ValueError(msg)
+        return [score.cast(pl.Float32), pl.col(DOC).cast(pl.String)], [True, True]
+    if ties == "input":
+        return [score, pl.col(ROW)], [True, False]
+    if ties == "optimistic":
+        return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, True, False]
+    if ties == "pessimistic":
+        return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, False, False]
+    msg = f"unknown ties rule {ties!r}: expected one of {', '.join(TIES)}"
+    raise ValueError(msg)
+
+
+def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """num/den as Float64, 0 where den is 0 (the 'when R = 0' convention of DESIGN §4)."""
+    return pl.when(den > 0).then(num.cast(pl.Float64) / den).otherwise(0.0)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Expressions over one query's rows inside ``group_by(keys).agg``.
+
+    Rows arrive sorted: retrieved documents by rank, then unretrieved ones. `stats` says where
+    per-query judgment statistics come from: ``"rows"`` computes R and the ideal DCG from the
+    group's own rows (one joined table, where unretrieved judged rows are present);
+    ``"columns"`` reads them from columns joined in from separate qrels (`levels` and
+    `ideal_cutoffs` name those columns). `default_level` is the evaluation's relevance level,
+    used by measures without their own ``rel=``.
+    """
+
+    stats: Literal["rows", "columns"]
+    default_level: float = 1.0
+    levels: dict[float, str] = field(default_factory=dict)
+    ideal_cutoffs: dict[int | None, str] = field(default_factory=dict)
+
+    @property
+    def retrieved(self) -> pl.Expr:
+        return pl.col(RETRIEVED)
+
+    @property
+    def rank(self) -> pl.Expr:
+        """1-based position in the group; meaningful on retrieved rows, which come first."""
+        return pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+
+    @property
+    def num_ret(self) -> pl.Expr:
+        return self.retrieved.sum()
+
+    def judged_rel(self, level: float) -> pl.Expr:
+        """Judged relevant at `level` (label >= level), retrieved or not; unjudged = False."""
+        return (pl.col(LABEL) >= level).fill_null(False)
+
+    def rel(self, level: float) -> pl.Expr:
+        """Retrieved and relevant at `level`."""
+        return self.judged_rel(level) & self.retrieved
+
+    def tp(self, level: float) -> pl.Expr:
+        """Relevant retrieved documents at ranks 1..rank."""
+        return self.rel(level).cum_sum()
+
+    def hits(self, level: float, k: int | None) -> pl.Expr:
+        """tp(min(k, n)): relevant documents in the top k (all retrieved when k is None)."""
+        rel = self.rel(level)
+        return (rel if k is None else rel.head(k)).sum()
+
+    def num_rel(self, level: float) -> pl.Expr:
+        """R: relevant documents of the query at `level`, retrieved or not."""
+        if self.stats == "rows":
+            return self.judged_rel(level).sum()
+        return pl.col(self.levels[level]).first().fill_null(0)
+
+    @staticmethod
+    def judged_gain() -> pl.Expr:
+        """max(label, 0) for judged documents, 0 for unjudged ones."""
+        return pl.col(LABEL).clip(lower_bound=0).fill_null(0.0)
+
+    def gain(self) -> pl.Expr:
+        return pl.when(self.retrieved).then(self.judged_gain()).otherwise(0.0)
+
+    def dcg(self, k: int | None) -> pl.Expr:
+        """Σ_{rank <= k} gain / log2(rank + 1) over retrieved documents."""
+        contrib = self.gain() / (self.rank + 1).cast(pl.Float64).log(2)
+        return (contrib if k is None else contrib.head(k)).sum()
+
+    def ideal_dcg(self, k: int | None) -> pl.Expr:
+        """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut)."""
+        if self.stats == "columns":
+            return pl.col(self.ideal_cutoffs[k]).first().fill_null(0.0)
+        return self.ideal_dcg_of_rows(k)
+
+    def ideal_dcg_of_rows(self, k: int | None) -> pl.Expr:
+        ideal = self.judged_gain().sort(descending=True)
+        contrib = ideal / (self.rank + 1).cast(pl.Float64).log(2)
+        return (contrib if k is None else contrib.head(k)).sum()
+
+    safe_div = staticmethod(_safe_div)

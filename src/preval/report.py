@@ -1,0 +1,106 @@
+"""Presenting results: text tables, and files written atomically by their suffix."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from .errors import InputError
+from .summary import measure_columns
+
+FORMATS = ("table", "csv", "json", "parquet")
+_SUFFIXES = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".txt": "table",
+}
+
+
+def format_for(path: str | Path) -> str:
+    """The file format of an output path, from its suffix."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _SUFFIXES:
+        known = ", ".join(sorted(_SUFFIXES))
+        msg = f"cannot tell the output format of {path} from its suffix (known: {known})"
+        raise InputError(msg)
+    return _SUFFIXES[suffix]
+
+
+def table(df: pl.DataFrame, decimals: int = 4) -> str:
+    """A plain aligned text table: rates with `decimals` decimals, counts as integers."""
+    specs = measure_columns(df.schema)
+    counts = {n for n, s in specs.items() if s.summary == "sum"} | {"NumQ"}
+    cells = [list(df.columns)]
+    for row in df.iter_rows():
+        cells.append(
+            [_cell(v, name in counts, decimals) for name, v in zip(df.columns, row, strict=True)]
+        )
+    widths = [max(len(r[i]) for r in cells) for i in range(len(df.columns))]
+    numeric = [df.schema[c].is_numeric() for c in df.columns]
+    lines = [
+        "  ".join(
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric, strict=True)
+        )
+        for r in cells
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell(value: object, integer: bool, decimals: int) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "nan"
+        return str(round(value)) if integer else f"{value:.{decimals}f}"
+    return str(value)
+
+
+def render(df: pl.DataFrame, fmt: str) -> str:
+    """`df` as text in one of FORMATS (parquet is not text)."""
+    if fmt == "table":
+        return table(df) + "\n"
+    if fmt == "csv":
+        return df.write_csv()
+    if fmt == "tsv":
+        return df.write_csv(separator="\t")
+    if fmt == "json":
+        return df.write_json() + "\n"
+    if fmt == "ndjson":
+        return df.write_ndjson()
+    msg = f"format {fmt!r} cannot be printed; write it to a file instead"
+    raise InputError(msg)
+
+
+def write(df: pl.DataFrame, path: str | Path) -> None:
+    """Write `df` to `path` in the format of its suffix, atomically.
+
+    The data goes to a temporary file in the same directory, renamed over `path` only when
+    complete: a failed write never leaves a partial or truncated file behind.
+    """
+    path = Path(path)
+    fmt = format_for(path)
+    if not path.parent.exists():
+        msg = f"cannot write {path}: directory {path.parent} does not exist"
+        raise InputError(msg)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if fmt == "parquet":
+            df.write_parquet(tmp)
+        else:
+            Path(tmp).write_text(render(df, fmt), encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

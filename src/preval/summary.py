@@ -1,0 +1,81 @@
+"""MAP-style summary tables: one row per by-group from a per-query table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from . import io
+from .errors import InputError, MeasureError
+from .measures import GMAP_FLOOR, Spec, parse
+
+
+def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
+    """Columns of a per-query table that are measures (their names parse as one)."""
+    found = {}
+    for name in schema.names():
+        try:
+            found[name] = parse(name)
+        except MeasureError:
+            continue
+    return found
+
+
+def summarize(
+    per_query: io.Source,
+    by: str | Sequence[str] | None = None,
+    *,
+    query: str = "query",
+) -> pl.LazyFrame:
+    """Aggregate a per-query table (as `evaluate` returns) into one row per by-group.
+
+    ``NumQ`` (the number of queries) comes first, then every measure column: rates are
+    averaged over queries (MAP, MRR ...), counts (``NumRet``, ``NumRel``, ``NumRelRet``,
+    ``NumQ``) are summed, and ``GMAP`` is exp(mean(log(max(AP, 1e-5)))) as trec_eval's
+    ``gm_map``.
+
+    Parameters
+    ----------
+    per_query
+        A wide per-query table (frame or path).
+    by
+        Grouping columns. Default: every column that is neither `query` nor a measure (the
+        `by` keys of the evaluation); ``[]`` for one overall row.
+    query
+        Name of the query column.
+
+    Returns
+    -------
+    polars.LazyFrame
+        Sorted by `by`. With no keys, one row even for an empty input (``NumQ`` 0, rates null).
+    """
+    lf = io.scan(per_query, what="per-query table")
+    schema = lf.collect_schema()
+    specs = measure_columns(schema)
+    if not specs:
+        msg = "per-query table: no measure columns found (expected names like AP, P@10)"
+        raise InputError(msg)
+    if by is None:
+        keys = [c for c in schema.names() if c != query and c not in specs]
+    else:
+        keys = [by] if isinstance(by, str) else list(by)
+        missing = [k for k in keys if k not in schema]
+        if missing:
+            msg = f"per-query table: missing by column(s) {', '.join(missing)}"
+            raise InputError(msg)
+    aggs = [pl.len().cast(pl.Float64).alias("NumQ")]
+    for name, spec in specs.items():
+        if spec.definition.name == "NumQ":
+            continue
+        col = pl.col(name)
+        if spec.summary == "sum":
+            agg = col.sum()
+        elif spec.summary == "gmean":
+            agg = col.clip(lower_bound=GMAP_FLOOR).log().mean().exp()
+        else:
+            agg = col.mean()
+        aggs.append(agg.cast(pl.Float64).alias(name))
+    if not keys:
+        return lf.select(aggs)
+    return lf.group_by(keys).agg(aggs).sort(keys)

@@ -1,0 +1,172 @@
+"""Input rules (DESIGN §6): schema checks up front, data checks inside the lazy plan.
+
+Schema rules (missing column, non-numeric score or label) need only the schema and fail at
+once. Data rules (NaN score, null ids, duplicates) need the data, so they are computed as
+per-query counters in the same ``group_by().agg()`` that computes the measures
+(`row_checks`), and `checker` turns the first nonzero counter into a `PrevalError` when the
+plan runs. Nothing is collected here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from .errors import ColumnTypeError, DuplicateError, InvalidValueError, MissingColumnError
+from .ranking import DOC, LABEL, PAD, QUERY, SCORE
+
+CHECK_PREFIX = "_chk_"
+
+
+def require_columns(schema: pl.Schema, columns: dict[str, str], what: str) -> None:
+    """Raise `MissingColumnError` naming every role whose column is absent."""
+    missing = [f"{role} column {name!r}" for role, name in columns.items() if name not in schema]
+    if missing:
+        have = ", ".join(schema.names()) or "none"
+        msg = f"{what}: missing {', '.join(missing)} (columns present: {have})"
+        raise MissingColumnError(msg)
+
+
+def require_numeric(schema: pl.Schema, name: str, role: str, what: str) -> None:
+    dtype = schema[name]
+    if not (dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.Null):
+        msg = (
+            f"{what}: {role} column {name!r} must be numeric, but its dtype is {dtype} "
+            f"(rule: {role}s are numbers; cast the column or pick another with --{role})"
+        )
+        raise ColumnTypeError(msg)
+
+
+def require_key(schema: pl.Schema, name: str, role: str, what: str) -> None:
+    dtype = schema[name]
+    if dtype.is_nested() or dtype.is_float():
+        msg = (
+            f"{what}: {role} column {name!r} has dtype {dtype}; ids must be strings or "
+            "integers (rule: ids are compared exactly)"
+        )
+        raise ColumnTypeError(msg)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A data rule: its counter, an optional example-doc expression, the error it raises."""
+
+    name: str
+    count: pl.Expr
+    example: pl.Expr | None
+    error: type[Exception]
+    text: str  # "{n}" = offending rows, "{col}" = the column's user-facing name
+
+
+def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> list[Rule]:
+    """Rules over the rows of one (keys..., query) group."""
+    rules: list[Rule] = []
+    if has_score:
+        nan = pl.col(SCORE).is_nan().fill_null(False)
+        rules.append(
+            Rule(
+                "nan_score",
+                nan.sum(),
+                pl.col(DOC).filter(nan).first() if has_doc else None,
+                InvalidValueError,
+                "column {score!r} is NaN in {n} rows (rule: scores must be numbers; use null for a "
+                "document that was not retrieved)",
+            )
+        )
+    nan_label = pl.col(LABEL).is_nan().fill_null(False)
+    rules.append(
+        Rule(
+            "nan_label",
+            nan_label.sum(),
+            pl.col(DOC).filter(nan_label).first() if has_doc else None,
+            InvalidValueError,
+            "column {label!r} is NaN in {n} rows (rule: labels must be numbers; use null for an "
+            "unjudged document)",
+        )
+    )
+    if not label_may_be_null:
+        null_label = pl.col(LABEL).is_null()
+        rules.append(
+            Rule(
+                "null_label",
+                null_label.sum(),
+                pl.col(DOC).filter(null_label).first(),
+                InvalidValueError,
+                "column {label!r} is null in {n} rows (rule: every qrels row is a judgment)",
+            )
+        )
+    if has_doc:
+        real = pl.col(PAD).not_() if has_score else pl.lit(True)
+        null_doc = pl.col(DOC).is_null() & real
+        rules.append(
+            Rule(
+                "null_doc",
+                null_doc.sum(),
+                None,
+                InvalidValueError,
+                "column {doc!r} is null in {n} rows (rule: doc ids must not be null)",
+            )
+        )
+        docs = pl.col(DOC).drop_nulls()
+        dup = docs.is_duplicated()
+        rules.append(
+            Rule(
+                "duplicate",
+                dup.sum(),
+                docs.filter(dup).first(),
+                DuplicateError,
+                "{n} rows repeat a (query, doc) pair (rule: a document appears once per query; "
+                "pass duplicates='max' or 'first' (--duplicates) to keep one)",
+            )
+        )
+    return rules
+
+
+def check_exprs(rules: Sequence[Rule]) -> list[pl.Expr]:
+    exprs = [pl.len().alias(f"{CHECK_PREFIX}rows")]
+    for rule in rules:
+        exprs.append(rule.count.cast(pl.Int64).alias(f"{CHECK_PREFIX}{rule.name}"))
+        if rule.example is not None:
+            exprs.append(rule.example.cast(pl.String).alias(f"{CHECK_PREFIX}{rule.name}_ex"))
+    return exprs
+
+
+def checker(
+    rules: Sequence[Rule], keys: dict[str, str], names: dict[str, str], what: str
+) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    """A `map_batches` function: raise on the first broken rule, else drop the counters.
+
+    `keys` maps internal key columns to user names (null keys are errors too); `names` maps
+    the roles (query, doc, score, label) to the user's column names for messages.
+    """
+
+    def check(df: pl.DataFrame) -> pl.DataFrame:
+        for internal, user in keys.items():
+            bad = df.filter(pl.col(internal).is_null())
+            if bad.height:
+                n = bad[f"{CHECK_PREFIX}rows"].sum()
+                msg = f"{what}: column {user!r} is null in {n} rows (rule: ids must not be null)"
+                raise InvalidValueError(msg)
+        for rule in rules:
+            counts = df[f"{CHECK_PREFIX}{rule.name}"]
+            n = int(counts.sum() or 0)
+            if n:
+                row = df.filter(counts > 0).row(0, named=True)
+                where = ", ".join(f"{user} {row[k]!r}" for k, user in keys.items())
+                if rule.example is not None:
+                    where += f", {names['doc']} {row[f'{CHECK_PREFIX}{rule.name}_ex']!r}"
+                msg = f"{what}: {rule.text.format(n=n, **names)}; example: {where}"
+                raise rule.error(msg)
+        return df.drop(cs_checks(df))
+
+    return check
+
+
+def cs_checks(df: pl.DataFrame | pl.Schema) -> list[str]:
+    names = df.columns if isinstance(df, pl.DataFrame) else df.names()
+    return [c for c in names if c.startswith(CHECK_PREFIX)]
+
+
+__all__ = ["QUERY", "Rule", "check_exprs", "checker", "require_columns", "require_numeric"]

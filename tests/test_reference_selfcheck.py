@@ -1,0 +1,577 @@
+"""Self-checks for tests/reference.py, so that other tests can trust it.
+
+1. A golden worked example (LingPipe's ranked-retrieval example).
+2. Small hand-derived cases (derivations in comments).
+3. Property tests (hypothesis) for the tie-handling modes.
+4. A cross-check against pytrec_eval (trec_eval 9) on many seeded random
+   cases; pytrec_eval always runs in a subprocess with a timeout because it
+   has been seen to hang on some inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reference as ref  # noqa: E402
+
+TOL = 1e-6
+
+
+def approx(x):
+    return pytest.approx(x, abs=TOL)
+
+
+# ---------------------------------------------------------------------------
+# 1. LingPipe worked example (golden)
+# ---------------------------------------------------------------------------
+
+LINGPIPE = [  # (score, relevant) in rank order
+    (-1.21, False),
+    (-1.27, True),
+    (-1.39, False),
+    (-1.47, True),
+    (-1.60, True),
+    (-1.65, False),
+    (-1.79, False),
+    (-1.80, False),
+    (-2.01, True),
+    (-3.70, False),
+]
+
+
+def lingpipe():
+    run = {"q": {f"d{i:02d}": s for i, (s, _) in enumerate(LINGPIPE, 1)}}
+    qrels = {"q": {f"d{i:02d}": int(r) for i, (_, r) in enumerate(LINGPIPE, 1)}}
+    qrels["q"]["missed"] = 1  # relevant, judged, never retrieved: R = 5
+    return run, qrels
+
+
+def test_lingpipe_golden():
+    run, qrels = lingpipe()
+    measures = ["AP", "RR", "Rprec", "P@1", "P@5", "P@10", "P@20", "P@100"]
+    res = ref.evaluate(run, qrels, measures)["q"]
+    # Relevant docs at ranks 2, 4, 5, 9; R = 5 (one relevant doc missed):
+    # AP = (1/2 + 2/4 + 3/5 + 4/9) / 5 = 2.044444 / 5 = 0.408889
+    assert res["AP"] == approx(0.408889)
+    assert res["AP"] == approx((1 / 2 + 2 / 4 + 3 / 5 + 4 / 9) / 5)
+    assert res["RR"] == approx(0.5)  # first relevant at rank 2
+    assert res["Rprec"] == approx(0.6)  # top R=5 hold ranks 2, 4, 5 -> 3/5
+    assert res["P@1"] == approx(0.0)
+    assert res["P@5"] == approx(0.6)  # 3/5
+    assert res["P@10"] == approx(0.4)  # 4/10
+    assert res["P@20"] == approx(0.2)  # 4/20, ranks 11..20 missing
+    assert res["P@100"] == approx(0.04)  # 4/100
+    for ties in ("input", "optimistic", "pessimistic"):  # no ties at all
+        assert ref.evaluate(run, qrels, measures, ties=ties)["q"] == res
+
+
+def test_lingpipe_cutoff_variants():
+    run, qrels = lingpipe()
+    measures = [
+        "AP@3", "AP(norm=R)@3", "AP(norm=min)@3", "AP(norm=hits)@3",
+        "AP(norm=min)@20", "AP(norm=hits)@20",
+        "R@3", "R(norm=min)@3", "R@10", "R(norm=min)@10",
+        "F@10", "F", "F(beta=0.5)@10", "F(beta=2)@10", "F(beta=0.5)@5",
+        "RR@1", "RR@2", "Success@1", "Success@2",
+        "NumRet", "NumRel", "NumRelRet", "NumQ",
+    ]  # fmt: skip
+    res = ref.evaluate(run, qrels, measures)["q"]
+    # Within rank 3 only rank 2 is relevant: sum = 1/2, tp(3) = 1, R = 5.
+    assert res["AP@3"] == approx(0.5 / 5)  # norm=R (default)
+    assert res["AP(norm=R)@3"] == approx(0.5 / 5)
+    assert res["AP(norm=min)@3"] == approx(0.5 / 3)  # min(R=5, K=3) = 3
+    assert res["AP(norm=hits)@3"] == approx(0.5 / 1)  # tp(3) = 1
+    # K = 20 > n: full sum 2.044444; min(5, 20) = 5; tp(20) = 4.
+    assert res["AP(norm=min)@20"] == approx(0.408889)
+    assert res["AP(norm=hits)@20"] == approx((1 / 2 + 2 / 4 + 3 / 5 + 4 / 9) / 4)
+    assert res["R@3"] == approx(1 / 5)
+    assert res["R(norm=min)@3"] == approx(1 / 3)  # tp(3) / min(5, 3)
+    assert res["R@10"] == approx(4 / 5)
+    assert res["R(norm=min)@10"] == approx(4 / 5)  # min(5, 10) = 5
+    # K = 10: P = 0.4, Rc = 0.8.
+    # F1 = 2 * 0.32 / 1.2 = 0.533333
+    # F0.5 = 1.25 * 0.32 / (0.25 * 0.4 + 0.8) = 0.4 / 0.9 = 0.444444
+    # F2 = 5 * 0.32 / (4 * 0.4 + 0.8) = 1.6 / 2.4 = 0.666667
+    assert res["F@10"] == approx(2 * 0.4 * 0.8 / 1.2)
+    assert res["F"] == approx(2 * 0.4 * 0.8 / 1.2)  # no cutoff: K = n = 10
+    assert res["F(beta=0.5)@10"] == approx(0.4 / 0.9)
+    assert res["F(beta=2)@10"] == approx(1.6 / 2.4)
+    assert res["F(beta=0.5)@5"] == approx(0.6)  # P = Rc = 0.6 -> F = 0.6
+    assert res["RR@1"] == 0.0 and res["RR@2"] == approx(0.5)
+    assert res["Success@1"] == 0.0 and res["Success@2"] == 1.0
+    assert (res["NumRet"], res["NumRel"], res["NumRelRet"], res["NumQ"]) == (
+        10.0, 5.0, 4.0, 1.0,
+    )  # fmt: skip
+    assert all(isinstance(v, float) for v in res.values())
+
+
+# ---------------------------------------------------------------------------
+# 2. Hand-derived small cases
+# ---------------------------------------------------------------------------
+
+# Four docs tied at 2.0 (input order a, b, d, c) then e at 1.0.
+# Labels: a=1, b=0, c=2, d unjudged, e=1, and f=1 judged but not retrieved.
+# At level 1 the relevant docs are a, c, e, f: R = 4.
+TIE_RUN = {"q": {"a": 2.0, "b": 2.0, "d": 2.0, "c": 2.0, "e": 1.0}}
+TIE_QRELS = {"q": {"a": 1, "b": 0, "c": 2, "e": 1, "f": 1}}
+
+
+@pytest.mark.parametrize(
+    ("ties", "order", "ap", "rr"),
+    [
+        # trec: doc id descending among ties -> d c b a e
+        # rel = F T F T T -> AP = (1/2 + 2/4 + 3/5) / 4 = 1.6 / 4
+        ("trec", list("dcbae"), 1.6 / 4, 1 / 2),
+        # input: a b d c e -> T F F T T -> AP = (1 + 2/4 + 3/5) / 4 = 2.1 / 4
+        ("input", list("abdce"), 2.1 / 4, 1.0),
+        # optimistic: label desc, unjudged last: c(2) a(1) b(0) d(-) e
+        # -> T T F F T -> AP = (1 + 1 + 3/5) / 4 = 2.6 / 4
+        ("optimistic", list("cabde"), 2.6 / 4, 1.0),
+        # pessimistic: unjudged first, label asc: d(-) b(0) a(1) c(2) e
+        # -> F F T T T -> AP = (1/3 + 2/4 + 3/5) / 4 = 1.433333 / 4
+        ("pessimistic", list("dbace"), (1 / 3 + 2 / 4 + 3 / 5) / 4, 1 / 3),
+    ],
+)
+def test_tie_modes(ties, order, ap, rr):
+    assert ref._rank(TIE_RUN["q"], TIE_QRELS["q"], ties) == order
+    res = ref.evaluate(TIE_RUN, TIE_QRELS, ["AP", "RR", "P@1"], ties=ties)["q"]
+    assert res["AP"] == approx(ap)
+    assert res["RR"] == approx(rr)
+    assert res["P@1"] == approx(1.0 if rr == 1.0 else 0.0)
+
+
+def test_tie_modes_graded_level():
+    # At rel=2 only c is relevant (R = 1): optimistic puts c at rank 1,
+    # pessimistic at rank 4, trec (d c b a) at rank 2, input (a b d c) at 4.
+    expected = {"optimistic": 1.0, "pessimistic": 0.25, "trec": 0.5, "input": 0.25}
+    for ties, ap in expected.items():
+        res = ref.evaluate(TIE_RUN, TIE_QRELS, ["AP(rel=2)"], ties=ties)
+        assert res["q"]["AP(rel=2)"] == approx(ap)
+
+
+def test_tie_modes_negative_labels_and_unjudged():
+    # Unjudged ranks below every label, even a negative one.
+    docs = {"u": 1.0, "n": 1.0, "z": 1.0, "w": 1.0}
+    labels = {"n": -1, "z": 0, "w": 3}
+    assert ref._rank(docs, labels, "optimistic") == ["w", "z", "n", "u"]
+    assert ref._rank(docs, labels, "pessimistic") == ["u", "n", "z", "w"]
+    assert ref._rank(docs, labels, "input") == ["u", "n", "z", "w"]
+    assert ref._rank(docs, labels, "trec") == ["z", "w", "u", "n"]
+
+
+def test_trec_ties_use_float32_and_utf8_bytes():
+    # 0.1 + 1e-12 > 0.1 in float64 but both round to the same float32, so
+    # under "trec" they tie and doc id descending puts "b" before "a".
+    docs = {"a": 0.1 + 1e-12, "b": 0.1, "c": 0.2}
+    assert ref._rank(docs, {}, "trec") == ["c", "b", "a"]
+    assert ref._rank(docs, {}, "input") == ["c", "a", "b"]
+    res = ref.evaluate({"q": docs}, {"q": {"a": 1}}, ["RR"], ties="trec")
+    assert res["q"]["RR"] == approx(1 / 3)
+    res = ref.evaluate({"q": docs}, {"q": {"a": 1}}, ["RR"], ties="input")
+    assert res["q"]["RR"] == approx(1 / 2)
+    # Byte order: "d10" > "d1" (prefix), "é" (0xC3..) > "z" > "Z".
+    tied = {"Z": 1.0, "d1": 1.0, "d10": 1.0, "é": 1.0, "z": 1.0}
+    assert ref._rank(tied, {}, "trec") == ["é", "z", "d10", "d1", "Z"]
+    # Huge scores overflow float32 to +-inf rather than raising.
+    assert ref._rank({"a": 1e300, "b": -1e300, "c": 0.0}, {}, "trec") == list("acb")
+
+
+def test_ndcg_graded_and_negative_labels():
+    run = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0, "d4": 0.5}}
+    qrels = {"q": {"d1": -1, "d2": 2, "d3": 0, "d4": 1, "d5": 3}}
+    measures = ["nDCG", "nDCG@1", "nDCG@2", "nDCG@10", "nDCG(rel=3)@2"]
+    res = ref.evaluate(run, qrels, measures)["q"]
+    # Ranked gains (max(label, 0)): d1 0, d2 2, d3 0, d4 1.
+    # DCG = 2/log2(3) + 1/log2(5) = 1.261860 + 0.430677 = 1.692536
+    # Ideal gains over all judged docs: 3, 2, 1, 0, 0
+    # IDCG = 3/1 + 2/log2(3) + 1/log2(4) = 3 + 1.261860 + 0.5 = 4.761860
+    dcg = 2 / math.log2(3) + 1 / math.log2(5)
+    idcg = 3 + 2 / math.log2(3) + 1 / 2
+    assert res["nDCG"] == approx(dcg / idcg)
+    assert res["nDCG"] == approx(0.355436)
+    assert res["nDCG@10"] == approx(dcg / idcg)  # K > n: same as full
+    assert res["nDCG@1"] == 0.0  # rank 1 has gain 0
+    # @2: DCG = 2/log2(3) = 1.261860; IDCG = 3 + 2/log2(3) = 4.261860
+    assert res["nDCG@2"] == approx((2 / math.log2(3)) / (3 + 2 / math.log2(3)))
+    assert res["nDCG@2"] == approx(0.296082)
+    assert res["nDCG(rel=3)@2"] == res["nDCG@2"]  # nDCG ignores levels
+    # Binary-ish measures on the same data at level 1: relevant d2, d4, d5
+    # (R = 3), retrieved at ranks 2, 4: AP = (1/2 + 2/4) / 3 = 1/3.
+    res = ref.evaluate(run, qrels, ["AP", "AP(rel=2)", "P(rel=2)@2", "NumRel"])["q"]
+    assert res["AP"] == approx(1 / 3)
+    assert res["AP(rel=2)"] == approx((1 / 2) / 2)  # relevant d2, d5
+    assert res["P(rel=2)@2"] == approx(0.5)
+    assert res["NumRel"] == 3.0  # d1 (-1) and d3 (0) are not relevant
+
+
+ALL = [
+    "AP", "AP@5", "AP(norm=min)@5", "AP(norm=hits)@5", "GMAP", "P@5", "R@5",
+    "R(norm=min)@5", "RR", "RR@5", "Rprec", "nDCG", "nDCG@5", "Success@5",
+    "F", "F@5", "F(beta=0.5)@5", "NumRet", "NumRel", "NumRelRet", "NumQ",
+]  # fmt: skip
+
+
+def test_judged_not_retrieved_and_query_modes():
+    run = {
+        "q1": {"a": 1.0, "b": 0.5},
+        "q2": {},  # empty ranking
+        "q4": {"z": 1.0},  # no qrels: never evaluated
+    }
+    qrels = {
+        "q1": {"a": 1, "c": 1},
+        "q2": {"x": 1, "y": 0},  # nothing retrieved, R = 1
+        "q3": {"x": 2},  # not in run at all, R = 1
+        "q5": {"y": 0},  # not in run, R = 0
+    }
+    judged = ref.evaluate(run, qrels, ALL, queries="judged")
+    retrieved = ref.evaluate(run, qrels, ALL, queries="retrieved")
+    assert list(judged) == ["q1", "q2", "q3", "q5"]
+    assert list(retrieved) == ["q1"]
+    assert retrieved["q1"] == judged["q1"]
+    # q1: a (rel) at rank 1, b unjudged at 2; c missed; R = 2.
+    q1 = judged["q1"]
+    assert q1["AP"] == approx(0.5) and q1["RR"] == 1.0 and q1["Rprec"] == 0.5
+    assert q1["P@5"] == approx(0.2) and q1["R@5"] == approx(0.5)
+    assert q1["F"] == approx(2 * 0.5 * 0.5 / 1.0)  # P = 1/2, Rc = 1/2
+    # nDCG: DCG = 1; IDCG = 1 + 1/log2(3)
+    assert q1["nDCG"] == approx(1 / (1 + 1 / math.log2(3)))
+    for q, num_rel in (("q2", 1.0), ("q3", 1.0), ("q5", 0.0)):
+        vals = judged[q]
+        assert vals["NumRet"] == 0.0 and vals["NumRelRet"] == 0.0
+        assert vals["NumRel"] == num_rel and vals["NumQ"] == 1.0
+        rates = {k: v for k, v in vals.items() if not k.startswith("Num")}
+        assert set(rates.values()) == {0.0}, (q, rates)
+
+
+def test_queries_without_relevant_docs():
+    run = {"q": {"a": 1.0, "b": 0.5, "c": 0.2}}
+    qrels = {"q": {"a": 0, "b": 0, "d": -1}}
+    res = ref.evaluate(run, qrels, ALL)["q"]
+    rates = {k: v for k, v in res.items() if not k.startswith("Num")}
+    assert set(rates.values()) == {0.0}  # R = 0 and IDCG = 0 -> all 0
+    assert (res["NumRet"], res["NumRel"], res["NumRelRet"]) == (3.0, 0.0, 0.0)
+    # Empty qrels dict: still a judged query (R = 0) in both modes.
+    res = ref.evaluate({"q": {"a": 1.0}}, {"q": {}}, ["AP", "NumRet"], queries="retrieved")
+    assert res == {"q": {"AP": 0.0, "NumRet": 1.0}}
+
+
+def test_summarize():
+    run = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"c": 1.0}}
+    qrels = {"q1": {"b": 1}, "q2": {"d": 1}, "q3": {"e": 1}}
+    per_query = ref.evaluate(run, qrels, ["AP", "GMAP", "NumRet", "NumQ", "P@2"])
+    # AP: q1 = 1/2 (rel at rank 2), q2 = 0, q3 = 0 (not retrieved).
+    assert per_query["q1"]["GMAP"] == per_query["q1"]["AP"] == 0.5
+    summary = ref.summarize(per_query)
+    assert summary["AP"] == approx(0.5 / 3)
+    assert summary["P@2"] == approx((0.5 + 0 + 0) / 3)
+    assert summary["NumRet"] == 3.0 and summary["NumQ"] == 3.0
+    # GMAP = exp(mean(log(max(AP, 1e-5)))) = (0.5 * 1e-5 * 1e-5) ** (1/3)
+    assert summary["GMAP"] == pytest.approx((0.5 * 1e-10) ** (1 / 3), rel=1e-12)
+    assert ref.summarize({}) == {}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["P", "R", "Success", "AP(norm=min)", "AP(norm=x)@5", "R(norm=hits)@5",
+     "Rprec@5", "NumRet@3", "P@0", "Foo@5", "nDCG(x=1)", "F(beta=-1)@5",
+     "P(rel=1,rel=2)@5", "AP @5", "ap"],
+)  # fmt: skip
+def test_parser_rejects(bad):
+    with pytest.raises(ValueError):
+        ref.evaluate({}, {"q": {}}, [bad])
+
+
+def test_parser_accepts_and_keeps_keys():
+    assert ref.parse_measure("AP(norm=min,rel=2)@10") == (
+        "AP", {"norm": "min", "rel": 2}, 10,
+    )  # fmt: skip
+    assert ref.parse_measure("F(beta=0.5)@5") == ("F", {"beta": 0.5}, 5)
+    assert ref.parse_measure("nDCG") == ("nDCG", {}, None)
+    keys = ["AP(norm=min,rel=2)@10", "P(rel=2)@5", "nDCG@3"]
+    res = ref.evaluate({"q": {"a": 1.0}}, {"q": {"a": 2}}, keys)
+    assert list(res["q"]) == keys
+    assert res["q"]["P(rel=2)@5"] == approx(0.2)
+
+
+# ---------------------------------------------------------------------------
+# 3. Properties (hypothesis)
+# ---------------------------------------------------------------------------
+
+# Scores from a few values that are distinct in float32, so float32 ties
+# ("trec") and float64 ties (other modes) define the same tie groups.
+_docs = st.lists(
+    st.tuples(
+        st.sampled_from([0.1, 0.2, 0.3, 0.5]),
+        st.one_of(st.none(), st.integers(-1, 3)),  # None = unjudged
+    ),
+    max_size=12,
+)
+_BOUNDED = ["AP", "P@3", "RR", "nDCG", "nDCG@3", "R@3", "Rprec", "AP(rel=2)@4"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(_docs, st.integers(0, 3))
+def test_property_tie_modes_are_bounded(docs, extra_relevant):
+    run = {"q": {f"d{i}": s for i, (s, _) in enumerate(docs)}}
+    qrels = {"q": {f"d{i}": lab for i, (_, lab) in enumerate(docs) if lab is not None}}
+    qrels["q"].update({f"miss{i}": 1 for i in range(extra_relevant)})
+    res = {t: ref.evaluate(run, qrels, _BOUNDED, ties=t)["q"] for t in
+           ("optimistic", "pessimistic", "input", "trec")}  # fmt: skip
+    for m in _BOUNDED:
+        for t in ("input", "trec"):
+            assert res["pessimistic"][m] - 1e-12 <= res[t][m], (m, t)
+            assert res[t][m] <= res["optimistic"][m] + 1e-12, (m, t)
+        assert 0.0 <= res["pessimistic"][m] <= 1.0 + 1e-12
+
+
+@settings(max_examples=100, deadline=None)
+@given(_docs, st.randoms(use_true_random=False))
+def test_property_trec_ignores_input_order(docs, rnd):
+    items = [(f"d{i}", s) for i, (s, _) in enumerate(docs)]
+    qrels = {"q": {f"d{i}": lab for i, (_, lab) in enumerate(docs) if lab is not None}}
+    shuffled = items[:]
+    rnd.shuffle(shuffled)
+    a = ref.evaluate({"q": dict(items)}, qrels, _BOUNDED + ["F"], ties="trec")
+    b = ref.evaluate({"q": dict(shuffled)}, qrels, _BOUNDED + ["F"], ties="trec")
+    assert a == b
+    # Feeding the trec order as input order makes "input" agree with "trec".
+    trec_order = ref._rank(dict(items), qrels["q"], "trec")
+    reordered = {d: dict(items)[d] for d in trec_order}
+    c = ref.evaluate({"q": reordered}, qrels, _BOUNDED + ["F"], ties="input")
+    assert a == c
+
+
+# ---------------------------------------------------------------------------
+# 4. Cross-check against pytrec_eval (trec_eval 9) in a subprocess
+# ---------------------------------------------------------------------------
+
+_WORKER = """
+import json, sys
+import pytrec_eval
+out = []
+for qrels, run, measures, level in json.load(sys.stdin):
+    ev = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=level)
+    out.append(ev.evaluate(run))
+json.dump(out, sys.stdout)
+"""
+
+CUTS = [1, 2, 3, 5, 10, 15, 20, 30, 100, 200, 500, 1000]
+_CUT_SPEC = ",".join(map(str, CUTS))
+PYTREC_MEASURES = [
+    "map", "gm_map", "Rprec", "recip_rank", "num_ret", "num_rel", "num_rel_ret",
+    "num_q", "set_F", f"P.{_CUT_SPEC}", f"recall.{_CUT_SPEC}",
+    f"map_cut.{_CUT_SPEC}", "success.1,2,3,5,10",
+]  # fmt: skip
+NDCG_MEASURES = ["ndcg", f"ndcg_cut.{_CUT_SPEC}"]
+# trec_eval's set_F.x computes (x+1)PR/(xP+R): its x is beta squared.
+F_VARIANTS = {"set_F.0.25": "F(beta=0.5)", "set_F.4": "F(beta=2)"}
+
+_SIMPLE = {
+    "map": "AP", "gm_map": "GMAP", "Rprec": "Rprec", "recip_rank": "RR",
+    "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet",
+    "num_q": "NumQ", "ndcg": "nDCG",
+}  # fmt: skip
+_PREFIX = {
+    "P_": "P@", "recall_": "R@", "map_cut_": "AP@", "ndcg_cut_": "nDCG@",
+    "success_": "Success@",
+}  # fmt: skip
+
+
+def _ref_name(key, f_name):
+    if key == "set_F":
+        return f_name
+    if key in _SIMPLE:
+        return _SIMPLE[key]
+    for prefix, name in _PREFIX.items():
+        if key.startswith(prefix) and key[len(prefix) :].isdigit():
+            return name + key[len(prefix) :]
+    raise KeyError(key)
+
+
+def _run_pytrec(jobs):
+    proc = subprocess.run(
+        [sys.executable, "-c", _WORKER],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(proc.stdout)
+
+
+_SCORE_POOL = [0.1, 0.1 + 1e-12, 0.2, 0.2 - 1e-12, 0.3, 0.0, -0.0, -0.5, 1e8, 1e8 + 1.0]
+
+
+def _score(rng, mode):
+    if mode == "few":
+        return rng.choice([0.1, 0.2, 0.3])
+    if mode == "dec3":
+        return round(rng.uniform(-2, 2), 3)
+    if mode == "clash":  # equal in float32, different in float64
+        return rng.choice(_SCORE_POOL)
+    if mode == "uniform":
+        return rng.random()
+    return _score(rng, rng.choice(["few", "dec3", "clash", "uniform"]))
+
+
+def _random_case(rng, tag, min_label):
+    """One random (run, qrels) pair covering the awkward situations."""
+    run, qrels = {}, {}
+    for j in range(rng.randint(1, 5)):
+        q = f"{tag}q{j}"
+        prefix = rng.choice(["d", "D", "doc", "é", "d-", ""])
+        pool = [f"{prefix}{i}" for i in range(rng.randint(0, 25))]
+        kind = rng.random()
+        mode = rng.choice(["few", "dec3", "clash", "uniform", "mixed"])
+        retrieved = [d for d in pool if rng.random() < 0.7]
+        if kind > 0.1:  # else: run query without qrels
+            judged = {d: rng.randint(min_label, 3) for d in pool if rng.random() < 0.6}
+            if rng.random() < 0.2:  # no relevant doc at all
+                judged = {d: min(lab, 0) for d, lab in judged.items()}
+            for i in range(rng.randint(0, 3)):  # judged, never retrieved
+                judged[f"unret{i}"] = rng.randint(min_label, 3)
+            if judged:  # (an empty qrels dict cannot exist in a qrels file)
+                qrels[q] = judged
+        if kind < 0.9 or q not in qrels:  # else: qrels query without run
+            run[q] = {d: _score(rng, mode) for d in retrieved}
+    return run, qrels
+
+
+def _random_cases(seed, count, min_label):
+    rng = random.Random(seed)
+    return [_random_case(rng, f"c{i}", min_label) for i in range(count)]
+
+
+# Explicit cases: ties that exist only in float32, byte-order tie breaks.
+EXPLICIT = [
+    (
+        {"q": {"a": 0.1 + 1e-12, "b": 0.1, "c": 0.2, "e": 1e8 + 1.0, "f": 1e8}},
+        {"q": {"a": 1, "c": 0, "f": 2}},
+    ),
+    (
+        {"q": {"d1": 1.0, "d10": 1.0, "Z": 1.0, "é": 1.0, "z": 1.0, "y": 0.5}},
+        {"q": {"d1": 1, "é": 0, "z": 2, "y": 1, "x": 3}},
+    ),
+]
+
+
+def _compare(pytrec_out, ref_out, f_name, where):
+    """Return a list of mismatch descriptions (empty when all agree)."""
+    errors = []
+    if set(pytrec_out) != set(ref_out):
+        return [f"{where}: queries {sorted(pytrec_out)} != {sorted(ref_out)}"]
+    for q, values in pytrec_out.items():
+        for key, expected in values.items():
+            got = ref_out[q][_ref_name(key, f_name)]
+            if key == "gm_map":
+                got = math.log(max(got, 1e-5))
+            if abs(got - expected) > 1e-9:
+                errors.append(f"{where} {q} {key}: pytrec {expected!r} ref {got!r}")
+    return errors
+
+
+def _crosscheck(cases, levels, with_ndcg, f_variant=None):
+    pt_measures = PYTREC_MEASURES + (NDCG_MEASURES if with_ndcg else [])
+    f_name = "F"
+    if f_variant is not None:
+        pt_measures = [m for m in pt_measures if m != "set_F"] + [f_variant]
+        f_name = F_VARIANTS[f_variant]
+    ref_measures = sorted(
+        {_ref_name(k, f_name) for k in _expected_keys(pt_measures)}
+    )
+    jobs = []
+    for run, qrels in cases:
+        # As in trec_eval -c: every judged query, unretrieved ones as empty.
+        padded = {**run, **{q: {} for q in qrels if q not in run}}
+        for level in levels:
+            jobs.append([qrels, run, pt_measures, level])
+            jobs.append([qrels, padded, pt_measures, level])
+    results = iter(_run_pytrec(jobs))
+    errors, n_values = [], 0
+    for i, (run, qrels) in enumerate(cases):
+        for level in levels:
+            plain, padded = next(results), next(results)
+            kw = {"relevance_level": level, "ties": "trec"}
+            judged = ref.evaluate(run, qrels, ref_measures, queries="judged", **kw)
+            retrieved = ref.evaluate(run, qrels, ref_measures, queries="retrieved", **kw)
+            # pytrec_eval also evaluates run queries given as empty dicts;
+            # those are judged-mode rankings in the reference.
+            empty = {q: v for q, v in plain.items() if not run.get(q)}
+            plain = {q: v for q, v in plain.items() if run.get(q)}
+            where = f"case {i} level {level}"
+            errors += _compare(plain, retrieved, f_name, where + " retrieved")
+            errors += _compare(empty, {q: judged[q] for q in empty}, f_name, where)
+            errors += _compare(padded, judged, f_name, where + " judged")
+            n_values += sum(len(v) for v in padded.values())
+            # Summary: GMAP against exp(mean(gm_map)) as pytrec_eval does it.
+            if padded:
+                logs = [v["gm_map"] for v in padded.values()]
+                gmap = math.exp(sum(logs) / len(logs))
+                summary = ref.summarize(judged)
+                if abs(summary["GMAP"] - gmap) > 1e-9:
+                    errors.append(f"{where} GMAP summary {summary['GMAP']} != {gmap}")
+                total = sum(v["num_ret"] for v in padded.values())
+                if summary["NumRet"] != total:
+                    errors.append(f"{where} NumRet summary")
+    return errors, n_values
+
+
+def _expected_keys(pt_measures):
+    keys = []
+    for m in pt_measures:
+        name, _, params = m.partition(".")
+        if name in ("P", "recall", "map_cut", "ndcg_cut", "success"):
+            keys += [f"{name}_{k}" for k in params.split(",")]
+        else:
+            keys.append(name)
+    return keys
+
+
+def test_pytrec_explicit_float32_ties():
+    errors, n_values = _crosscheck(EXPLICIT, levels=[1, 2], with_ndcg=True)
+    assert not errors, "\n".join(errors[:20])
+    assert n_values > 0
+    # The first explicit case really distinguishes float32 from float64:
+    run, qrels = EXPLICIT[0]
+    f32 = ref.evaluate(run, qrels, ["AP"], ties="trec")["q"]["AP"]
+    f64 = ref.evaluate(run, qrels, ["AP"], ties="input")["q"]["AP"]
+    assert f32 != f64
+
+
+def test_pytrec_random_nonnegative_labels_with_ndcg():
+    cases = _random_cases(seed=20240611, count=250, min_label=0)
+    errors, n_values = _crosscheck(cases, levels=[1, 2], with_ndcg=True)
+    assert not errors, "\n".join(errors[:20])
+    assert n_values > 50_000
+
+
+def test_pytrec_random_relevance_level_0_and_3():
+    cases = _random_cases(seed=7, count=80, min_label=0)
+    errors, _ = _crosscheck(cases, levels=[0, 3], with_ndcg=True)
+    assert not errors, "\n".join(errors[:20])
+
+
+def test_pytrec_random_negative_labels_without_ndcg():
+    # Negative labels are judged but never relevant; nDCG is left out
+    # because pytrec_eval has been seen to hang on such inputs.
+    cases = _random_cases(seed=99, count=150, min_label=-2)
+    errors, _ = _crosscheck(cases, levels=[1, 2], with_ndcg=False)
+    assert not errors, "\n".join(errors[:20])
+
+
+@pytest.mark.parametrize("f_variant", sorted(F_VARIANTS))
+def test_pytrec_random_f_beta(f_variant):
+    cases = _random_cases(seed=5, count=80, min_label=0)
+    errors, _ = _crosscheck(cases, levels=[1], with_ndcg=False, f_variant=f_variant)
+    assert not errors, "\n".join(errors[:20])
