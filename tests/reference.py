@@ -17,7 +17,7 @@ import math
 import re
 import struct
 
-__all__ = ["evaluate", "summarize", "parse_measure"]
+__all__ = ["evaluate", "parse_measure", "summarize"]
 
 # name -> (allowed params, cutoff: "required" | "optional" | "forbidden")
 _MEASURES = {
@@ -48,10 +48,12 @@ def parse_measure(text):
     """
     m = _MEASURE_RE.match(text)
     if m is None:
-        raise ValueError(f"cannot parse measure {text!r}")
+        msg = f"cannot parse measure {text!r}"
+        raise ValueError(msg)
     name, param_text, cutoff_text = m.groups()
     if name not in _MEASURES:
-        raise ValueError(f"unknown measure {name!r} in {text!r}")
+        msg = f"unknown measure {name!r} in {text!r}"
+        raise ValueError(msg)
     allowed, cutoff_rule = _MEASURES[name]
 
     params = {}
@@ -59,28 +61,35 @@ def parse_measure(text):
         for item in param_text.split(","):
             key, sep, value = item.partition("=")
             if not sep or key not in allowed or key in params:
-                raise ValueError(f"bad parameter {item!r} in {text!r}")
+                msg = f"bad parameter {item!r} in {text!r}"
+                raise ValueError(msg)
             if key == "rel":
                 params[key] = int(value)
             elif key == "beta":
                 params[key] = float(value)
-                if not params[key] >= 0:
-                    raise ValueError(f"beta must be >= 0 in {text!r}")
+                if not 0 <= params[key] < math.inf:
+                    msg = f"beta must be finite and >= 0 in {text!r}"
+                    raise ValueError(msg)
             else:  # norm
                 choices = {"R", "min", "hits"} if name == "AP" else {"R", "min"}
                 if value not in choices:
-                    raise ValueError(f"bad norm {value!r} in {text!r}")
+                    msg = f"bad norm {value!r} in {text!r}"
+                    raise ValueError(msg)
                 params[key] = value
 
     cutoff = None if cutoff_text is None else int(cutoff_text)
     if cutoff is not None and cutoff < 1:
-        raise ValueError(f"cutoff must be >= 1 in {text!r}")
+        msg = f"cutoff must be >= 1 in {text!r}"
+        raise ValueError(msg)
     if cutoff_rule == "required" and cutoff is None:
-        raise ValueError(f"{name} needs a cutoff: {text!r}")
+        msg = f"{name} needs a cutoff: {text!r}"
+        raise ValueError(msg)
     if cutoff_rule == "forbidden" and cutoff is not None:
-        raise ValueError(f"{name} takes no cutoff: {text!r}")
+        msg = f"{name} takes no cutoff: {text!r}"
+        raise ValueError(msg)
     if name == "AP" and cutoff is None and params.get("norm", "R") != "R":
-        raise ValueError(f"AP norm other than R needs a cutoff: {text!r}")
+        msg = f"AP norm other than R needs a cutoff: {text!r}"
+        raise ValueError(msg)
     return name, params, cutoff
 
 
@@ -113,7 +122,8 @@ def _rank(docs, judgments, ties):
 
         items.sort(key=key)  # stable: input order among full ties
     else:
-        raise ValueError(f"unknown ties mode {ties!r}")
+        msg = f"unknown ties mode {ties!r}"
+        raise ValueError(msg)
     return [doc for doc, _ in items]
 
 
@@ -198,9 +208,11 @@ def evaluate(run, qrels, measures, *, relevance_level=1, ties="trec", queries="j
               (qrels queries with at least one retrieved doc).
     """
     if queries not in ("judged", "retrieved"):
-        raise ValueError(f"unknown queries mode {queries!r}")
+        msg = f"unknown queries mode {queries!r}"
+        raise ValueError(msg)
     if ties not in ("trec", "input", "optimistic", "pessimistic"):
-        raise ValueError(f"unknown ties mode {ties!r}")
+        msg = f"unknown ties mode {ties!r}"
+        raise ValueError(msg)
     parsed = {text: parse_measure(text) for text in measures}
 
     results = {}

@@ -1,0 +1,173 @@
+"""preval against the independent plain-Python reference (tests/reference.py), on data that
+hypothesis builds to break evaluators: ties, empty queries, unjudged and unretrieved docs."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import preval
+from tests import reference
+
+MEASURES = [
+    "AP",
+    "AP@3",
+    "AP(norm=min)@3",
+    "AP(norm=hits)@3",
+    "AP(rel=2)",
+    "P@1",
+    "P@3",
+    "P(rel=2)@3",
+    "R@3",
+    "R(norm=min)@2",
+    "R(rel=3)@5",
+    "RR",
+    "RR@2",
+    "Rprec",
+    "Rprec(rel=2)",
+    "nDCG",
+    "nDCG@3",
+    "Success@2",
+    "F",
+    "F@3",
+    "F(beta=0.5)@3",
+    "F(beta=2,rel=2)",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "NumQ",
+    "GMAP",
+]
+DOCS = [f"d{i}" for i in range(7)]
+SCORES = st.one_of(
+    st.sampled_from([0.0, 0.5, 1.0, 0.1, 0.1 + 1e-12, -2.0]),  # heavy ties, float32 collisions
+    st.floats(-10, 10, allow_nan=False, allow_infinity=False),
+    st.sampled_from([math.inf, -math.inf]),
+)
+LABELS = st.sampled_from([-1, 0, 0, 1, 2, 3])
+
+
+@st.composite
+def cases(draw):
+    """A run (rows in input order) and qrels over a few queries, any of them possibly empty."""
+    queries = draw(
+        st.lists(st.sampled_from(["q1", "q2", "q3", "q4"]), unique=True, min_size=1, max_size=4)
+    )
+    run_rows, qrels = [], {}
+    for q in queries:
+        retrieved = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=7))
+        run_rows += [(q, d, draw(SCORES)) for d in retrieved]
+        if draw(st.booleans()) or not retrieved:
+            judged = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=7))
+            qrels[q] = {d: draw(LABELS) for d in judged}
+    return run_rows, qrels
+
+
+def frames(run_rows, qrels):
+    run = pl.DataFrame(
+        run_rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row"
+    )
+    judged = [(q, d, lab) for q, docs in qrels.items() for d, lab in docs.items()]
+    qrels_df = pl.DataFrame(
+        judged, schema={"query": pl.String, "doc": pl.String, "label": pl.Int64}, orient="row"
+    )
+    return run, qrels_df
+
+
+def joined(run_rows, qrels) -> pl.DataFrame:
+    """One table: run rows in input order with their labels, then judged unretrieved rows."""
+    rows, seen = [], set()
+    for q, d, s in run_rows:
+        rows.append((q, d, s, qrels.get(q, {}).get(d)))
+        seen.add((q, d))
+    for q, docs in qrels.items():
+        rows += [(q, d, None, lab) for d, lab in docs.items() if (q, d) not in seen]
+    schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def run_dict(run_rows):
+    run: dict[str, dict[str, float]] = {}
+    for q, d, s in run_rows:
+        run.setdefault(q, {})[d] = s
+    return run
+
+
+def compare(got: pl.DataFrame, want: dict[str, dict[str, float]]) -> None:
+    assert got["query"].to_list() == sorted(want)
+    for row in got.iter_rows(named=True):
+        for m in MEASURES:
+            assert row[m] == pytest.approx(want[row["query"]][m], abs=1e-9), (row["query"], m)
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(
+    case=cases(),
+    ties=st.sampled_from(["trec", "input", "optimistic", "pessimistic"]),
+    queries=st.sampled_from(["judged", "retrieved"]),
+    level=st.sampled_from([1, 2]),
+)
+def test_run_and_qrels_match_reference(case, ties, queries, level) -> None:
+    run_rows, qrels = case
+    want = reference.evaluate(
+        run_dict(run_rows), qrels, MEASURES, relevance_level=level, ties=ties, queries=queries
+    )
+    run, qrels_df = frames(run_rows, qrels)
+    got = preval.evaluate(
+        run, MEASURES, qrels=qrels_df, ties=ties, queries=queries, relevance_level=level
+    ).collect()
+    compare(got, want)
+    summary = preval.summarize(got).collect().row(0, named=True)
+    expected = reference.summarize(want)
+    assert summary["NumQ"] == len(want)
+    for m in MEASURES if want else []:
+        assert summary[m] == pytest.approx(expected[m], abs=1e-9), m
+
+
+@SETTINGS
+@given(
+    case=cases(),
+    ties=st.sampled_from(["trec", "input", "optimistic", "pessimistic"]),
+    queries=st.sampled_from(["judged", "retrieved"]),
+)
+def test_joined_table_matches_reference(case, ties, queries) -> None:
+    run_rows, qrels = case
+    want = reference.evaluate(run_dict(run_rows), qrels, MEASURES, ties=ties, queries=queries)
+    got = preval.evaluate(joined(run_rows, qrels), MEASURES, ties=ties, queries=queries)
+    compare(got.collect(), want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=cases(), seed=st.integers(0, 2**32 - 1))
+def test_trec_ties_do_not_depend_on_input_order(case, seed) -> None:
+    run_rows, qrels = case
+    shuffled = list(run_rows)
+    random.Random(seed).shuffle(shuffled)
+    run, qrels_df = frames(run_rows, qrels)
+    run2, _ = frames(shuffled, qrels)
+    a = preval.evaluate(run, MEASURES, qrels=qrels_df).collect()
+    b = preval.evaluate(run2, MEASURES, qrels=qrels_df).collect()
+    assert a.equals(b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=cases(), by_order=st.permutations(["s1", "s2", "s3"]))
+def test_systems_are_independent(case, by_order) -> None:
+    # Evaluating three copies of a run as three systems in one plan equals evaluating it alone.
+    run_rows, qrels = case
+    run, qrels_df = frames(run_rows, qrels)
+    alone = preval.evaluate(run, MEASURES, qrels=qrels_df).collect()
+    many = pl.concat([run.with_columns(system=pl.lit(s)) for s in by_order])
+    together = preval.evaluate(many, MEASURES, qrels=qrels_df, by="system").collect()
+    for s in by_order:
+        part = together.filter(pl.col("system") == s).drop("system")
+        if run.height:
+            assert part.equals(alone)
