@@ -34,8 +34,9 @@ LABEL_CUTS = (0.90, 0.97)  # u > 0.90 -> label >= 1, u > 0.97 -> label 2
 RELEVANCE_GAIN = 0.8  # score bonus per relevance grade
 
 
-def chunk_frame(rng: np.random.Generator, start: int, stop: int, dpq: int,
-                int_ids: bool) -> pl.DataFrame:
+def chunk_frame(
+    rng: np.random.Generator, start: int, stop: int, dpq: int, int_ids: bool
+) -> pl.DataFrame:
     """Rows ``start .. stop-1`` of the data set (start is a multiple of dpq)."""
     i = np.arange(start, stop, dtype=np.int64)
     q = i // dpq
@@ -48,10 +49,8 @@ def chunk_frame(rng: np.random.Generator, start: int, stop: int, dpq: int,
     df = pl.DataFrame({"query": q, "doc": doc, "score": score, "label": label})
     if not int_ids:
         df = df.with_columns(
-            pl.concat_str(pl.lit("q"), pl.col("query").cast(pl.String).str.zfill(7))
-            .alias("query"),
-            pl.concat_str(pl.lit("d"), pl.col("doc").cast(pl.String).str.zfill(7))
-            .alias("doc"),
+            pl.concat_str(pl.lit("q"), pl.col("query").cast(pl.String).str.zfill(7)).alias("query"),
+            pl.concat_str(pl.lit("d"), pl.col("doc").cast(pl.String).str.zfill(7)).alias("doc"),
         )
     return df
 
@@ -82,29 +81,40 @@ def write_trec(run_path: Path, qrels_path: Path, frames, tag: str) -> None:
     with open(run_path, "wb") as run_f, open(qrels_path, "wb") as qrels_f:
         for df in frames:
             # trec_eval's own order: score descending, then docno descending
-            ranked = df.sort(["query", "score", "doc"],
-                             descending=[False, True, True]).with_columns(
-                (pl.int_range(pl.len()).over("query") + 1).alias("rank"))
+            ranked = df.sort(
+                ["query", "score", "doc"], descending=[False, True, True]
+            ).with_columns((pl.int_range(pl.len()).over("query") + 1).alias("rank"))
             ranked.select(
-                "query", pl.lit("Q0").alias("q0"), "doc", "rank", "score",
+                "query",
+                pl.lit("Q0").alias("q0"),
+                "doc",
+                "rank",
+                "score",
                 pl.lit(tag).alias("tag"),
             ).write_csv(run_f, separator=" ", include_header=False, float_precision=3)
             df.select("query", pl.lit(0).alias("iter"), "doc", "label").write_csv(
-                qrels_f, separator=" ", include_header=False)
+                qrels_f, separator=" ", include_header=False
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Generate a synthetic joined table (or TREC run + qrels).")
+        description="Generate a synthetic joined table (or TREC run + qrels)."
+    )
     parser.add_argument("--rows", type=int, required=True)
     parser.add_argument("--docs-per-query", type=int, default=100)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--int-ids", action="store_true",
-                        help="Int64 query/doc ids instead of strings")
+    parser.add_argument(
+        "--int-ids", action="store_true", help="Int64 query/doc ids instead of strings"
+    )
     parser.add_argument("--format", choices=["parquet", "trec"], default="parquet")
-    parser.add_argument("--chunk-rows", type=int, default=2_000_000,
-                        help="rows generated per chunk (rounded to whole queries)")
+    parser.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=2_000_000,
+        help="rows generated per chunk (rounded to whole queries)",
+    )
     parser.add_argument("--row-group-rows", type=int, default=1_000_000)
     parser.add_argument("--tag", default="synthetic", help="TREC run tag")
     args = parser.parse_args(argv)
@@ -114,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--docs-per-query must be <= {DOC_UNIVERSE}")
 
     t0 = time.perf_counter()
-    frames = chunks(args.rows, args.docs_per_query, args.seed, args.int_ids,
-                    args.chunk_rows)
+    frames = chunks(args.rows, args.docs_per_query, args.seed, args.int_ids, args.chunk_rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.format == "parquet":
         write_parquet(args.out, frames, args.row_group_rows)

@@ -61,13 +61,13 @@ class Outcome:
 # command builders: name -> argv
 # --------------------------------------------------------------------------
 
+
 def build_floor(ctx: Context) -> list[str]:
     return [sys.executable, str(PEERS / "floor.py"), str(ctx.data)]
 
 
 def preval_command() -> list[str]:
-    exe = shutil.which("preval") or shutil.which(
-        "preval", path=str(Path(sys.executable).parent))
+    exe = shutil.which("preval") or shutil.which("preval", path=str(Path(sys.executable).parent))
     return [exe] if exe else [sys.executable, "-m", "preval"]
 
 
@@ -75,14 +75,21 @@ def build_preval(ctx: Context) -> list[str]:
     cmd = [*preval_command(), "evaluate", str(ctx.data)]
     for m in ctx.measures:
         cmd += ["-m", m]
-    return cmd + ["--summary", str(ctx.workdir / "preval_summary.csv")]
+    return [*cmd, "--summary", str(ctx.workdir / "preval_summary.csv")]
 
 
 def build_pytrec_eval(ctx: Context) -> list[str]:
     if importlib.util.find_spec("pytrec_eval") is None:
-        raise Skip("pytrec_eval is not importable")
-    return [sys.executable, str(PEERS / "pytrec_eval_peer.py"), str(ctx.data),
-            *ctx.measures, "--summary", str(ctx.workdir / "pytrec_eval_summary.csv")]
+        msg = "pytrec_eval is not importable"
+        raise Skip(msg)
+    return [
+        sys.executable,
+        str(PEERS / "pytrec_eval_peer.py"),
+        str(ctx.data),
+        *ctx.measures,
+        "--summary",
+        str(ctx.workdir / "pytrec_eval_summary.csv"),
+    ]
 
 
 TOOLS: dict[str, Callable[[Context], list[str]]] = {
@@ -96,9 +103,11 @@ TOOLS: dict[str, Callable[[Context], list[str]]] = {
 # running and measuring one subprocess
 # --------------------------------------------------------------------------
 
+
 def _error_line(stderr_path: Path) -> str:
-    lines = [ln.strip() for ln in stderr_path.read_text(errors="replace").splitlines()
-             if ln.strip()]
+    lines = [
+        ln.strip() for ln in stderr_path.read_text(errors="replace").splitlines() if ln.strip()
+    ]
     if not lines:
         return "(no stderr)"
     # a Python traceback's first line says nothing; its last line says what failed
@@ -106,16 +115,16 @@ def _error_line(stderr_path: Path) -> str:
     return line[:160]
 
 
-def run_once(cmd: list[str], workdir: Path, timeout: float,
-             tag: str) -> tuple[str, float, float]:
+def run_once(cmd: list[str], workdir: Path, timeout: float, tag: str) -> tuple[str, float, float]:
     """Run cmd; return (status, wall seconds, peak RSS MB) of that child."""
     out_path, err_path = workdir / f"{tag}.stdout", workdir / f"{tag}.stderr"
     timed_out = threading.Event()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, stdout=out, stderr=err, cwd=workdir, start_new_session=True
+            )
         except OSError as exc:
             return f"failed: {exc}", float("nan"), float("nan")
 
@@ -142,8 +151,9 @@ def run_once(cmd: list[str], workdir: Path, timeout: float,
     return "ok", wall, rss_mb
 
 
-def bench_tool(name: str, data: Path, measures: list[str], repeat: int,
-               timeout: float, scratch: Path) -> Outcome:
+def bench_tool(
+    name: str, data: Path, measures: list[str], repeat: int, timeout: float, scratch: Path
+) -> Outcome:
     workdir = scratch / name
     workdir.mkdir(parents=True, exist_ok=True)
     try:
@@ -153,8 +163,11 @@ def bench_tool(name: str, data: Path, measures: list[str], repeat: int,
     outcome = Outcome("ok")
     for i in range(repeat):
         status, wall, rss = run_once(cmd, workdir, timeout, f"run{i}")
-        print(f"  {name:<12} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {name:<12} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
+            file=sys.stderr,
+            flush=True,
+        )
         outcome.wall.append(wall)
         outcome.rss_mb.append(rss)
         if status != "ok":
@@ -167,16 +180,28 @@ def bench_tool(name: str, data: Path, measures: list[str], repeat: int,
 # data and report
 # --------------------------------------------------------------------------
 
-def ensure_data(rows: int, dpq: int, seed: int, int_ids: bool,
-                data_dir: Path, timeout: float) -> Path:
+
+def ensure_data(
+    rows: int, dpq: int, seed: int, int_ids: bool, data_dir: Path, timeout: float
+) -> Path:
     name = f"rows{rows}_dpq{dpq}_seed{seed}{'_int' if int_ids else ''}.parquet"
     path = data_dir / name
     if path.exists():
         return path
     data_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.parquet")
-    cmd = [sys.executable, str(HERE / "generate.py"), "--rows", str(rows),
-           "--docs-per-query", str(dpq), "--seed", str(seed), "--out", str(tmp)]
+    cmd = [
+        sys.executable,
+        str(HERE / "generate.py"),
+        "--rows",
+        str(rows),
+        "--docs-per-query",
+        str(dpq),
+        "--seed",
+        str(seed),
+        "--out",
+        str(tmp),
+    ]
     if int_ids:
         cmd.append("--int-ids")
     t0 = time.perf_counter()
@@ -204,12 +229,15 @@ def machine() -> str:
     for mod in ("polars", "pyarrow", "pytrec_eval"):
         try:
             from importlib.metadata import version
+
             dist = "pytrec_eval-terrier" if mod == "pytrec_eval" else mod
             versions.append(f"{mod} {version(dist)}")
-        except Exception:  # noqa: BLE001 - not installed
+        except Exception:  # not installed
             continue
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores{mem}; "
-            f"Python {platform.python_version()}; " + ", ".join(versions))
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores{mem}; "
+        f"Python {platform.python_version()}; " + ", ".join(versions)
+    )
 
 
 def fmt(x: float, spec: str) -> str:
@@ -218,8 +246,7 @@ def fmt(x: float, spec: str) -> str:
 
 def report(results: list[tuple[int, str, Outcome]], args: argparse.Namespace) -> str:
     lines = [
-        f"Benchmark run {dt.datetime.now().isoformat(timespec='seconds')} — "
-        f"{machine()}",
+        f"Benchmark run {dt.datetime.now().isoformat(timespec='seconds')} — {machine()}",
         "",
         f"Measures: {' '.join(args.measures)}; docs per query: {args.docs_per_query}; "
         f"{'Int64' if args.int_ids else 'string'} ids; median of {args.repeat} "
@@ -231,7 +258,8 @@ def report(results: list[tuple[int, str, Outcome]], args: argparse.Namespace) ->
         "|---:|---|---:|---:|---:|---:|---|",
     ]
     floors: dict[int, Outcome] = {
-        rows: o for rows, name, o in results if name == "floor" and o.status == "ok"}
+        rows: o for rows, name, o in results if name == "floor" and o.status == "ok"
+    }
     notes: list[str] = []
     for rows, name, o in results:
         wall = statistics.median(o.wall) if o.wall else float("nan")
@@ -246,7 +274,8 @@ def report(results: list[tuple[int, str, Outcome]], args: argparse.Namespace) ->
         lines.append(
             f"| {human(rows)} | {name} | {fmt(wall, '.2f') if ok else ''} | "
             f"{fmt(wall / fw, '.1f') if ok else ''} | {fmt(rss, '.0f') if ok else ''} | "
-            f"{fmt(rss / fr, '.1f') if ok else ''} | {status} |")
+            f"{fmt(rss / fr, '.1f') if ok else ''} | {status} |"
+        )
     if notes:
         lines += ["", "Notes:", *notes]
     return "\n".join(lines) + "\n"
@@ -262,12 +291,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs-per-query", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--int-ids", action="store_true")
-    parser.add_argument("--timeout", type=float, default=600.0,
-                        help="seconds per subprocess (default 600)")
-    parser.add_argument("--data-dir", type=Path, default=HERE / ".data",
-                        help="cache of generated data (git-ignored)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="generate into a temporary directory instead")
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds per subprocess (default 600)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=HERE / ".data",
+        help="cache of generated data (git-ignored)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="generate into a temporary directory instead"
+    )
     args = parser.parse_args(argv)
     if "floor" not in args.tools:
         args.tools.insert(0, "floor")  # ratios need the floor
@@ -277,12 +312,14 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(tmp)
         data_dir = scratch / "data" if args.no_cache else args.data_dir
         for rows in args.sizes:
-            data = ensure_data(rows, args.docs_per_query, args.seed, args.int_ids,
-                               data_dir, args.timeout)
+            data = ensure_data(
+                rows, args.docs_per_query, args.seed, args.int_ids, data_dir, args.timeout
+            )
             print(f"{human(rows)} rows: {data}", file=sys.stderr)
             for name in args.tools:
-                outcome = bench_tool(name, data, args.measures, args.repeat,
-                                     args.timeout, scratch / str(rows))
+                outcome = bench_tool(
+                    name, data, args.measures, args.repeat, args.timeout, scratch / str(rows)
+                )
                 results.append((rows, name, outcome))
     table = report(results, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
