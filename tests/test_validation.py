@@ -105,11 +105,6 @@ MISSING = [
         "run",
         "doc",
         id="run-doc",
-        marks=pytest.mark.xfail(
-            reason="evaluate.py build_plan: a run without its doc column raises the base "
-            "InputError, not MissingColumnError (the class for 'a required column is absent')",
-            strict=True,
-        ),
     ),
     pytest.param("run+qrels", "qrels", "query", id="qrels-query"),
     pytest.param("run+qrels", "qrels", "doc", id="qrels-doc"),
@@ -171,11 +166,6 @@ def test_float_query_id_is_rejected() -> None:
         preval.evaluate(joined().with_columns(query=pl.Series([1.0, 1.0, 1.0, 2.0])), ["AP"])
 
 
-@pytest.mark.xfail(
-    reason="validate.py require_key ('ids must be strings or integers') is applied to the "
-    "query column only (evaluate.py build_plan); a Float64 doc column is accepted",
-    strict=True,
-)
 def test_float_doc_id_is_rejected() -> None:
     with pytest.raises(ColumnTypeError, match="'doc'"):
         preval.evaluate(joined().with_columns(doc=pl.Series([1.5, 2.5, 3.5, 4.5])), ["AP"])
@@ -233,11 +223,6 @@ def test_null_query_id(shape: str, table: str) -> None:
     assert ("qrels" if table == "qrels" else "input") in msg
 
 
-@pytest.mark.xfail(
-    reason="validate.py checker: the null-key message ('column 'query' is null in N rows') "
-    "gives no example doc, although DESIGN §6 asks for one example (query and doc)",
-    strict=True,
-)
 @pytest.mark.parametrize(("shape", "table"), NULL_ID_CASES)
 def test_null_query_id_names_an_example_doc(shape: str, table: str) -> None:
     lf = evaluate_shape(shape, table, lambda df: set_col(df, "query", ["q1", None, "q1", "q2"]))
@@ -265,12 +250,6 @@ def test_null_doc_id(shape: str, table: str) -> None:
         "joined",
         pytest.param(
             "run+qrels",
-            marks=pytest.mark.xfail(
-                reason="validate.py checker counts pl.len() of the null-key group, and "
-                "evaluate.py _with_qrels adds one placeholder row per judged query for the "
-                "null 'system' (the anti join never matches null keys): 3 rows, not 1",
-                strict=True,
-            ),
         ),
     ],
 )
@@ -467,11 +446,6 @@ def test_unknown_measure(shape: str) -> None:
         pytest.param(
             "P@²",
             ">= 1",
-            marks=pytest.mark.xfail(
-                reason="measures.py _cutoff: '²'.isdigit() is True, so int('²') raises a plain "
-                "ValueError instead of MeasureError (the CLI then shows a traceback)",
-                strict=True,
-            ),
         ),
     ],
 )
@@ -545,11 +519,6 @@ def test_empty_run_with_qrels_scores_judged_queries_zero() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    reason="io.py scan: a header-only CSV is scanned with every column as String, so "
-    "evaluate() raises ColumnTypeError for the score instead of returning an empty result",
-    strict=True,
-)
 def test_empty_csv_header_only(tmp_path: Path) -> None:
     path = tmp_path / "empty.csv"
     path.write_text("query,doc,score,label\n")
@@ -583,11 +552,6 @@ def test_csv_ids_keep_leading_zeros_in_run_and_qrels(tmp_path: Path) -> None:
     assert out.rows() == [("01", "007", 0.5, 2.0), ("01", "7", 0.0, 0.0)]
 
 
-@pytest.mark.xfail(
-    reason="io.py scan: the header is read with a UTF-8 BOM left on the first name "
-    "('\\ufeffquery'), so the String override misses 'query' and '007' becomes 7",
-    strict=True,
-)
 def test_csv_ids_keep_leading_zeros_with_bom(tmp_path: Path) -> None:
     path = tmp_path / "bom.csv"
     path.write_text("\ufeffquery,doc,score,label\n007,01,1.5,1\n", encoding="utf-8")

@@ -8,7 +8,6 @@
 from .errors import (
     ColumnTypeError,
     DuplicateError,
-    EmptyInputWarning,
     InputError,
     InvalidValueError,
     MeasureError,
@@ -25,7 +24,6 @@ __all__ = [
     "CATALOGUE",
     "ColumnTypeError",
     "DuplicateError",
-    "EmptyInputWarning",
     "InputError",
     "InvalidValueError",
     "MeasureError",

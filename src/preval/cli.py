@@ -163,7 +163,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         return 2
     for path in (args.per_query, args.summary):
         if path:
-            report.format_for(path)  # reject an unknown suffix before any work
+            report.check_target(path)
     plan = build_plan(
         args.input,
         args.measures or list(DEFAULT_MEASURES),

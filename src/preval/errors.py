@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 
 class PrevalError(Exception):
     """Base class of every error preval raises for bad input or a bad request."""
@@ -32,11 +30,3 @@ class DuplicateError(InputError):
 class MeasureError(PrevalError, ValueError):
     """An unknown measure name or a bad parameter or cutoff."""
 
-
-class EmptyInputWarning(UserWarning):
-    """The input has no rows: the result is empty but has the right schema."""
-
-
-def warn_empty(what: str) -> None:
-    msg = f"{what} has no rows: the result is empty"
-    warnings.warn(msg, EmptyInputWarning, stacklevel=3)

@@ -23,7 +23,7 @@ from typing import Literal
 import polars as pl
 
 from . import io, validate
-from .errors import InputError
+from .errors import InputError, MissingColumnError
 from .measures import Spec, build, parse_all
 from .ranking import DOC, LABEL, PAD, QUERY, RETRIEVED, ROW, SCORE, TIES, Ranking, sort_keys
 
@@ -232,12 +232,16 @@ def build_plan(
     names = {**dict(zip(keys, by_cols, strict=True)), QUERY: query}
     roles = {"query": query, "doc": doc, "score": score, "label": label}
 
-    run_lf = io.scan(data, id_columns=(query, doc, *by_cols), what="input")
+    run_lf = io.scan(
+        data, id_columns=(query, doc, *by_cols), numeric_columns=(score, label), what="input"
+    )
     run_schema = run_lf.collect_schema()
     has_doc = doc in run_schema
     if qrels is not None and not has_doc:
         msg = f"input: missing doc column {doc!r}, needed to join the run with qrels"
-        raise InputError(msg)
+        raise MissingColumnError(msg)
+    if has_doc:
+        validate.require_key(run_schema, doc, "doc", "input")
     if ties is None:
         ties = "trec" if has_doc else "input"
     if ties == "trec" and not has_doc:
@@ -284,7 +288,9 @@ def build_plan(
         )
     else:
         ranking = Ranking("columns", relevance_level, level_cols, ideal_cols)
-        qrels_lf = io.scan(qrels, id_columns=(query, doc, *by_cols), what="qrels")
+        qrels_lf = io.scan(
+            qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
+        )
         status = _with_qrels(
             rows,
             qrels_lf,
@@ -347,7 +353,9 @@ def _aggregate(
         ranking.num_rel(ranking.default_level).cast(pl.Int64).alias(_R),
     ]
     checks = validate.check_exprs(
-        validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True)
+        validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True),
+        has_doc=has_doc,
+        has_pad=True,
     )
     return ranked.group_by(group).agg(*[build(s, ranking) for s in specs], *status_exprs, *checks)
 
@@ -368,6 +376,7 @@ def _with_qrels(
     validate.require_columns(q_schema, {"query": query, "doc": doc, "label": label}, "qrels")
     validate.require_numeric(q_schema, label, "label", "qrels")
     validate.require_key(q_schema, query, "query", "qrels")
+    validate.require_key(q_schema, doc, "doc", "qrels")
     # by columns found in the qrels describe the query (e.g. a segment); the others are systems
     qkeys = [k for k, b in zip(keys, by_cols, strict=True) if b in q_schema]
     system_keys = [k for k in keys if k not in qkeys]
@@ -390,7 +399,7 @@ def _with_qrels(
         pl.len().cast(pl.Int64).alias(_NJ),
         *[rows_view.judged_rel(lv).sum().alias(c) for lv, c in ranking.levels.items()],
         *[rows_view.ideal_dcg_of_rows(k).alias(c) for k, c in ranking.ideal_cutoffs.items()],
-        *validate.check_exprs(q_rules),
+        *validate.check_exprs(q_rules, has_doc=True, has_pad=False),
     )
     q_names = {**{k: user[k] for k in qkeys}, QUERY: query}
     stats_schema = {

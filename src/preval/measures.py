@@ -400,7 +400,7 @@ def _cutoff(definition: Definition, raw: str | None, text: str) -> int | None:
     if definition.cutoff == "none":
         msg = f"{definition.name} takes no cutoff: {text!r} (write {definition.name})"
         raise MeasureError(msg)
-    if not raw.isdigit() or int(raw) < 1:
+    if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
         msg = f"the cutoff in {text!r} must be a whole number >= 1, got {raw!r}"
         raise MeasureError(msg)
     return int(raw)

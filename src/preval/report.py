@@ -35,6 +35,19 @@ def format_for(path: str | Path) -> str:
     return _SUFFIXES[suffix]
 
 
+def check_target(path: str | Path) -> str:
+    """Validate an output path before any work: a known suffix and an existing directory.
+
+    Checking every target first means one bad target cannot leave the others written.
+    """
+    fmt = format_for(path)
+    parent = Path(path).parent
+    if not parent.is_dir():
+        msg = f"cannot write {path}: directory {parent} does not exist"
+        raise InputError(msg)
+    return fmt
+
+
 def table(df: pl.DataFrame, decimals: int = 4) -> str:
     """A plain aligned text table: rates with `decimals` decimals, counts as integers."""
     specs = measure_columns(df.schema)
@@ -88,10 +101,7 @@ def write(df: pl.DataFrame, path: str | Path) -> None:
     complete: a failed write never leaves a partial or truncated file behind.
     """
     path = Path(path)
-    fmt = format_for(path)
-    if not path.parent.exists():
-        msg = f"cannot write {path}: directory {path.parent} does not exist"
-        raise InputError(msg)
+    fmt = check_target(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:

@@ -18,6 +18,7 @@ from .errors import ColumnTypeError, DuplicateError, InvalidValueError, MissingC
 from .ranking import DOC, LABEL, PAD, QUERY, SCORE
 
 CHECK_PREFIX = "_chk_"
+_EXAMPLE_DOC = f"{CHECK_PREFIX}doc"
 
 
 def require_columns(schema: pl.Schema, columns: dict[str, str], what: str) -> None:
@@ -124,8 +125,16 @@ def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> li
     return rules
 
 
-def check_exprs(rules: Sequence[Rule]) -> list[pl.Expr]:
-    exprs = [pl.len().alias(f"{CHECK_PREFIX}rows")]
+def check_exprs(rules: Sequence[Rule], *, has_doc: bool, has_pad: bool) -> list[pl.Expr]:
+    """The counters of `rules`, plus the group's real rows and one doc (for null-key errors).
+
+    Placeholder rows (`has_pad`) are not input rows: they are neither counted nor examples.
+    """
+    rows = (~pl.col(PAD)).sum() if has_pad else pl.len()
+    exprs = [rows.cast(pl.Int64).alias(f"{CHECK_PREFIX}rows")]
+    if has_doc:
+        docs = pl.col(DOC).filter(~pl.col(PAD)) if has_pad else pl.col(DOC)
+        exprs.append(docs.first().cast(pl.String).alias(_EXAMPLE_DOC))
     for rule in rules:
         exprs.append(rule.count.cast(pl.Int64).alias(f"{CHECK_PREFIX}{rule.name}"))
         if rule.example is not None:
@@ -144,10 +153,15 @@ def checker(
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
         for internal, user in keys.items():
-            bad = df.filter(pl.col(internal).is_null())
+            bad = df.filter(pl.col(internal).is_null() & (pl.col(f"{CHECK_PREFIX}rows") > 0))
             if bad.height:
                 n = bad[f"{CHECK_PREFIX}rows"].sum()
                 msg = f"{what}: column {user!r} is null in {n} rows (rule: ids must not be null)"
+                if _EXAMPLE_DOC in bad.columns:
+                    row = bad.row(0, named=True)
+                    others = [f"{u} {row[k]!r}" for k, u in keys.items() if k != internal]
+                    example = ", ".join([*others, f"{names['doc']} {row[_EXAMPLE_DOC]!r}"])
+                    msg += f"; example: {example}"
                 raise InvalidValueError(msg)
         for rule in rules:
             counts = df[f"{CHECK_PREFIX}{rule.name}"]

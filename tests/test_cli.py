@@ -1,0 +1,388 @@
+"""The command line: outputs, exit codes, one-line errors, atomic files (DESIGN §6, §7).
+
+Most tests call `preval.cli.main([...])` in-process and read stdout/stderr with capsys; a
+few run ``python -m preval`` in a subprocess for the real exit code and the absence of a
+traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import preval
+from preval.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PARQUET = FIXTURES / "example.parquet"
+RUN = FIXTURES / "example_run.csv"
+QRELS = FIXTURES / "example_qrels.csv"
+SYSTEMS = ["bm25", "dense", "hybrid"]
+N_QUERIES = 300  # judged queries per system
+CHECKED = ["AP", "P@10", "nDCG@10", "RR", "Rprec"]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    """Run `main` in-process: (exit code, stdout, stderr)."""
+    rc = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def python_m(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "preval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def measures_args(names: list[str]) -> list[str]:
+    return [a for m in names for a in ("-m", m)]
+
+
+def assert_one_line_error(rc: int, err: str) -> None:
+    assert rc == 2
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("preval: error:")
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Summaries
+# ---------------------------------------------------------------------------------------------
+
+
+def test_example_table(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = cli(capsys, "evaluate", PARQUET, "--by", "system")
+    assert rc == 0
+    lines = out.strip().splitlines()
+    header = lines[0].split()
+    assert header[:3] == ["system", "NumQ", "AP"]
+    rows = [line.split() for line in lines[1:]]
+    assert [r[0] for r in rows] == SYSTEMS
+    assert [r[header.index("NumQ")] for r in rows] == [str(N_QUERIES)] * 3
+    for r in rows:
+        assert 0.0 < float(r[header.index("AP")]) < 1.0
+
+
+def test_python_m_preval_exit_code() -> None:
+    proc = python_m("evaluate", PARQUET, "--by", "system", "-m", "AP", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert [line.split()[0] for line in proc.stdout.strip().splitlines()] == ["system", *SYSTEMS]
+
+
+def test_run_and_qrels_match_the_joined_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The same data in two shapes (fixtures/README.md: joined = run LEFT JOIN qrels + misses).
+    ms = measures_args(CHECKED)
+    pq_joined, pq_split = tmp_path / "joined.parquet", tmp_path / "split.parquet"
+    rc, out, _ = cli(
+        capsys, "evaluate", PARQUET, "--by", "system", *ms, "--format", "json", "-q",
+        "--per-query", pq_joined,
+    )  # fmt: skip
+    assert rc == 0
+    joined = json.loads(out)
+    rc, out, _ = cli(
+        capsys, "evaluate", RUN, "--qrels", QRELS, "--by", "system", *ms, "--format", "json",
+        "-q", "--per-query", pq_split,
+    )  # fmt: skip
+    assert rc == 0
+    split = json.loads(out)
+    assert [r["system"] for r in joined] == [r["system"] for r in split] == SYSTEMS
+    for a, b in zip(joined, split, strict=True):
+        assert a["NumQ"] == b["NumQ"] == N_QUERIES
+        for m in CHECKED:
+            assert abs(a[m] - b[m]) <= 1e-12, (a["system"], m, a[m], b[m])
+    # and query by query
+    left, right = pl.read_parquet(pq_joined), pl.read_parquet(pq_split)
+    assert left.height == right.height == 3 * N_QUERIES
+    assert left.select("system", "query").equals(right.select("system", "query"))
+    for m in CHECKED:
+        assert (left[m] - right[m]).abs().max() <= 1e-12, m
+
+
+READERS: dict[str, Callable[[Path], pl.DataFrame]] = {
+    "parquet": pl.read_parquet,
+    "csv": pl.read_csv,
+    "tsv": lambda p: pl.read_csv(p, separator="\t"),
+    "json": pl.read_json,
+    "ndjson": pl.read_ndjson,
+}
+
+
+@pytest.mark.parametrize("suffix", list(READERS))
+def test_per_query_file(capsys: pytest.CaptureFixture[str], tmp_path: Path, suffix: str) -> None:
+    target = tmp_path / f"out.{suffix}"
+    rc, _, _ = cli(
+        capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP", "-m", "P@10", "-q",
+        "--per-query", target,
+    )  # fmt: skip
+    assert rc == 0
+    df = READERS[suffix](target)
+    assert df.columns == ["system", "query", "AP", "P@10"]
+    assert df.height == 3 * N_QUERIES
+    assert df.select("system", "query").n_unique() == df.height
+    assert sorted(df["system"].unique().to_list()) == SYSTEMS
+    assert df["AP"].is_between(0, 1).all()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]  # no temporary files
+
+
+def test_per_query_long(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    wide, long = tmp_path / "wide.parquet", tmp_path / "long.parquet"
+    args = ["evaluate", PARQUET, "--by", "system", "-m", "AP", "-m", "P@10", "-q"]
+    assert cli(capsys, *args, "--per-query", wide)[0] == 0
+    assert cli(capsys, *args, "--per-query", long, "--long")[0] == 0
+    df = pl.read_parquet(long)
+    assert df.columns == ["system", "query", "measure", "value"]
+    assert df.height == 2 * 3 * N_QUERIES
+    assert sorted(df["measure"].unique().to_list()) == ["AP", "P@10"]
+    back = df.pivot(on="measure", index=["system", "query"], values="value").sort("system", "query")
+    assert back.select("system", "query", "AP", "P@10").equals(pl.read_parquet(wide))
+
+
+def test_summary_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "summary.csv"
+    rc, out, _ = cli(
+        capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP", "-m", "NumRet", "-q",
+        "--summary", target, "--format", "json",
+    )  # fmt: skip
+    assert rc == 0
+    df = pl.read_csv(target)
+    assert df.columns == ["system", "NumQ", "AP", "NumRet"]
+    assert df["system"].to_list() == SYSTEMS
+    assert df["NumQ"].to_list() == [N_QUERIES] * 3
+    printed = json.loads(out)  # the same table on stdout
+    assert [r["AP"] for r in printed] == pytest.approx(df["AP"].to_list(), abs=1e-12)
+    # counts are summed: NumRet is the number of retrieved rows of the judged queries
+    unjudged = ["q301", "q302", "q303"]  # fixtures/README.md: run by bm25 only, not evaluated
+    retrieved = pl.col("score").is_not_null() & ~pl.col("query").is_in(unjudged)
+    counts = pl.read_parquet(PARQUET).filter(retrieved).group_by("system").len().sort("system")
+    expected = counts["len"].to_list()
+    assert df["NumRet"].to_list() == expected
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_format_on_stdout(capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    rc, out, _ = cli(capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP", "--format", fmt)
+    assert rc == 0
+    rows = pl.read_csv(io.StringIO(out)).to_dicts() if fmt == "csv" else json.loads(out)
+    assert [r["system"] for r in rows] == SYSTEMS
+    assert [r["NumQ"] for r in rows] == [N_QUERIES] * 3
+    assert all(0 < r["AP"] < 1 for r in rows)
+
+
+def test_audit_line_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = cli(capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP")
+    assert rc == 0
+    assert re.search(r"^preval: 900 queries evaluated\b", err, re.MULTILINE), err
+    assert "3 retrieved but not judged" in err
+    rc, _, err = cli(capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP", "-q")
+    assert rc == 0
+    assert err == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors: exit 2, one line on stderr, no traceback
+# ---------------------------------------------------------------------------------------------
+
+HEADER = "query,doc,score,label\n"
+ERRORS: dict[str, tuple[Callable[[Path], list[object]], str]] = {
+    "missing-input": (lambda d: [d / "nope.parquet"], "file not found"),
+    "missing-qrels": (lambda d: [RUN, "--qrels", d / "nope.csv"], "file not found"),
+    "unknown-measure": (lambda d: [PARQUET, "-m", "Bogus@10"], "unknown measure 'Bogus'"),
+    "bad-cutoff": (lambda d: [PARQUET, "-m", "P@0"], "'P@0'"),
+    "missing-column": (lambda d: [PARQUET, "--label", "grade"], "'grade'"),
+    "nan-score": (
+        lambda d: [write(d / "nan.csv", HEADER + "q1,a,NaN,1\nq1,b,0.5,0\n")],
+        "NaN",
+    ),
+    "non-numeric-score": (
+        lambda d: [write(d / "str.csv", HEADER + "q1,a,high,1\nq1,b,0.5,0\n")],
+        "'score'",
+    ),
+    "duplicate": (
+        lambda d: [write(d / "dup.csv", HEADER + "q1,a,1.0,1\nq1,a,0.5,0\n")],
+        "repeat a (query, doc) pair",
+    ),
+    "unknown-suffix": (lambda d: [PARQUET, "--per-query", d / "out.xyz"], "out.xyz"),
+    "parquet-to-stdout": (lambda d: [PARQUET, "--format", "parquet"], "parquet"),
+    "malformed-csv": (
+        lambda d: [write(d / "bad.csv", HEADER + "q1,a,1.0,1\nq1,b,0.5,0,7,7\n")],
+        "preval: error:",
+    ),
+    "not-parquet": (lambda d: [write(d / "junk.parquet", "not parquet\n")], "preval: error:"),
+    "no-output-dir": (
+        lambda d: [PARQUET, "--by", "system", "-m", "AP", "--summary", d / "no" / "s.csv"],
+        "does not exist",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_error_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path, case: str) -> None:
+    make_args, fragment = ERRORS[case]
+    rc, out, err = cli(capsys, "evaluate", *make_args(tmp_path))
+    assert_one_line_error(rc, err)
+    assert fragment in err
+    assert out == ""
+
+
+@pytest.mark.parametrize("case", ["nan-score", "unknown-measure", "malformed-csv"])
+def test_error_in_subprocess_has_no_traceback(tmp_path: Path, case: str) -> None:
+    make_args, fragment = ERRORS[case]
+    proc = python_m("evaluate", *make_args(tmp_path))
+    assert_one_line_error(proc.returncode, proc.stderr)
+    assert fragment in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_superscript_cutoff_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = cli(capsys, "evaluate", PARQUET, "-m", "P@²")
+    assert_one_line_error(rc, err)
+
+
+# ---------------------------------------------------------------------------------------------
+# Never a partial output file
+# ---------------------------------------------------------------------------------------------
+
+OLD = b"old content\n\x00\x01 kept byte for byte\n"
+
+
+@pytest.mark.parametrize("bad", ["nan-score", "duplicate", "malformed-csv"])
+@pytest.mark.parametrize("existing", ["--per-query", "--summary"])
+def test_no_output_on_bad_data(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, bad: str, existing: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (source,) = ERRORS[bad][0](data)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    old = outdir / "old.csv"
+    old.write_bytes(OLD)
+    new = outdir / "new.parquet"
+    other = "--summary" if existing == "--per-query" else "--per-query"
+    rc, _, err = cli(capsys, "evaluate", source, existing, old, other, new)
+    assert_one_line_error(rc, err)
+    assert old.read_bytes() == OLD
+    assert not new.exists()
+    assert [p.name for p in outdir.iterdir()] == ["old.csv"]  # no temporary files either
+
+
+def test_failed_write_leaves_no_temporary_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "taken.csv").mkdir()  # a directory where the file should go: rename fails
+    target = tmp_path / "taken.csv"
+    rc, _, err = cli(
+        capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP", "-q", "--per-query", target
+    )
+    assert_one_line_error(rc, err)
+    assert [p.name for p in tmp_path.iterdir()] == ["taken.csv"]
+    assert list((tmp_path / "taken.csv").iterdir()) == []
+
+
+def test_no_output_when_another_output_fails(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    per_query = tmp_path / "pq.csv"
+    per_query.write_bytes(OLD)
+    rc, _, err = cli(
+        capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP", "-q",
+        "--per-query", per_query, "--summary", tmp_path / "missing-dir" / "s.csv",
+    )  # fmt: skip
+    assert_one_line_error(rc, err)
+    assert per_query.read_bytes() == OLD
+
+
+# ---------------------------------------------------------------------------------------------
+# Empty input: exit 0, a warning, an empty per-query file with the right columns
+# ---------------------------------------------------------------------------------------------
+
+
+def test_empty_parquet(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    source = tmp_path / "empty.parquet"
+    pl.read_parquet(PARQUET).clear().write_parquet(source)
+    target = tmp_path / "pq.csv"
+    rc, out, err = cli(
+        capsys, "evaluate", source, "--by", "system", "-m", "AP", "-m", "P@10",
+        "--per-query", target,
+    )  # fmt: skip
+    assert rc == 0
+    assert re.search(r"^preval: warning: .*", err, re.MULTILINE), err
+    assert "Traceback" not in err
+    assert target.read_text().strip() == "system,query,AP,P@10"
+    assert out.split() == ["system", "NumQ", "AP", "P@10"]
+
+
+def test_empty_csv_header_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    source = write(tmp_path / "empty.csv", HEADER)
+    target = tmp_path / "pq.csv"
+    rc, _, err = cli(capsys, "evaluate", source, "-m", "AP", "-m", "P@10", "--per-query", target)
+    assert rc == 0
+    assert "warning" in err
+    assert target.read_text().strip() == "query,AP,P@10"
+
+
+# ---------------------------------------------------------------------------------------------
+# measures, help, version
+# ---------------------------------------------------------------------------------------------
+
+
+def test_measures_lists_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = cli(capsys, "measures")
+    assert rc == 0
+    listed = {re.match(r"[A-Za-z]+", line).group(0) for line in out.splitlines() if line}
+    assert listed == set(preval.CATALOGUE)
+
+
+def test_measures_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = cli(capsys, "measures", "--format", "markdown")
+    assert rc == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == 2 + len(preval.CATALOGUE)
+    assert all(line.startswith("|") and line.endswith("|") for line in lines)
+    assert re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1])
+    n_cols = lines[0].count("|")
+    first_cells = [line.strip("|").split("|")[0].strip() for line in lines[2:]]
+    assert [re.match(r"[A-Za-z]+", c).group(0) for c in first_cells] == list(preval.CATALOGUE)
+    assert "measure" in lines[0]
+    assert all(line.replace("\\|", "").count("|") == n_cols for line in lines)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["evaluate", "--help"]])
+def test_help_shows_examples(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out
+    assert "preval evaluate fixtures/example.parquet --by system" in out
+    if argv[0] == "evaluate":
+        for option in ("--qrels", "--per-query", "--summary", "--format", "--by"):
+            assert option in out
+
+
+def test_version() -> None:
+    proc = python_m("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"preval {preval.__version__}"
