@@ -29,4 +29,3 @@ class DuplicateError(InputError):
 
 class MeasureError(PrevalError, ValueError):
     """An unknown measure name or a bad parameter or cutoff."""
-

@@ -56,3 +56,136 @@ def scan(
     known = ", ".join(sorted([*_PARQUET, *_CSV]))
     msg = f"{what}: cannot tell the format of {path} from its suffix {suffix!r} (known: {known})"
     raise InputError(msg)
+
+
+# --- TREC files --------------------------------------------------------------------------------
+# A run line is `qid Q0 docno rank score tag`, a qrels line `qid iter docno rel`, fields separated
+# by any run of spaces or tabs. Lines whose first non-blank character is '#' and blank lines are
+# skipped (trec_eval 10 reads commented qrels; a '#' inside a docno is part of it). The rank and
+# iter fields are read and ignored, as trec_eval does. Gzip files are read transparently.
+
+_LINE, _NO, _BAD = "_text", "_lineno", "_malformed"
+RUN_FIELDS = ("query", "q0", "doc", "rank", "score", "tag")
+QRELS_FIELDS = ("query", "iter", "doc", "label")
+
+
+def _trec_lines(path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataType]):
+    """Parse a TREC file lazily: its fields, the line number, and a malformed-line flag."""
+    if not path.exists():
+        msg = f"file not found: {path}"
+        raise InputError(msg)
+    text = pl.col(_LINE).str.strip_chars()
+    parts = text.str.replace_all(r"[ \t]+", " ").str.splitn(" ", len(fields) + 1)
+    lf = (
+        pl.scan_lines(path, name=_LINE, row_index_name=_NO, row_index_offset=1, glob=False)
+        .filter(text.str.len_bytes() > 0, ~text.str.starts_with("#"))
+        .select(_NO, parts.alias("_parts"))
+        .unnest("_parts")
+    )
+    names = [f"field_{i}" for i in range(len(fields) + 1)]
+    lf = lf.rename(dict(zip(names[: len(fields)], fields, strict=True)))
+    parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
+    wrong_count = pl.col(fields[-1]).is_null() | pl.col(names[-1]).is_not_null()
+    # NaN parses as a float: evaluate's NaN rule reports it with its query and doc
+    unparsable = pl.any_horizontal(
+        [pl.col(n).is_not_null() & e.is_null() for n, e in parsed.items()]
+    )
+    return lf.with_columns(
+        *[e.alias(n) for n, e in parsed.items()], (wrong_count | unparsable).alias(_BAD)
+    ).drop(names[-1])
+
+
+def _line_checker(path: Path, fields: tuple[str, ...], what: str):
+    """A map_batches function: raise on the first malformed line, naming file, line, content."""
+
+    def check(df: pl.DataFrame) -> pl.DataFrame:
+        bad = df.filter(pl.col(_BAD))
+        if bad.height:
+            lineno = bad[_NO].min()
+            content = _read_line(path, lineno)
+            n_fields = len(content.split())
+            rule = (
+                f"expected {len(fields)} fields ({' '.join(fields)}), found {n_fields}"
+                if n_fields != len(fields)
+                else "a numeric field is not a number"
+            )
+            msg = (
+                f"{what} {path}, line {lineno}: {rule}: {content!r} "
+                f"({bad.height} malformed lines in all)"
+            )
+            raise InputError(msg)
+        return df.drop(_NO, _BAD)
+
+    return check
+
+
+def _read_line(path: Path, lineno: int) -> str:
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        for i, line in enumerate(fh, start=1):
+            if i == lineno:
+                return line.rstrip("\r\n")
+    return ""
+
+
+def _first_tag(path: Path) -> str | None:
+    """The tag of the first run line: trec_eval's runid for the file."""
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.split()
+            if parts and not parts[0].startswith("#"):
+                return parts[-1] if len(parts) == len(RUN_FIELDS) else None
+    return None
+
+
+def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
+    """Read TREC run files lazily: columns ``system``, ``query``, ``doc``, ``score``.
+
+    Each file is one run, as in trec_eval; its ``system`` is the tag of its first line (the
+    runid), or the file path when several files share a runid. The rank column is ignored.
+    A malformed line (wrong number of fields, a score that is not a number) raises
+    `InputError` naming the file, the line number and its content when the frame is collected.
+    """
+    files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    if not files:
+        msg = "scan_run: no run file given"
+        raise InputError(msg)
+    tags = [_first_tag(f) if f.exists() else None for f in files]
+    unique = len(set(tags)) == len(tags) and None not in tags
+    frames = []
+    for path, tag in zip(files, tags, strict=True):
+        lf = _trec_lines(path, RUN_FIELDS, {"score": pl.Float64})
+        schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
+        lf = lf.map_batches(
+            _line_checker(path, RUN_FIELDS, "run"),
+            schema={**schema_of(lf, drop=(_NO, _BAD))},
+            streamable=True,
+        )
+        system = tag if unique else str(path)
+        frames.append(lf.select(pl.lit(system).alias("system"), *schema))
+    return pl.concat(frames, how="vertical")
+
+
+def scan_qrels(path: str | Path) -> pl.LazyFrame:
+    """Read a TREC qrels file lazily: columns ``query``, ``doc``, ``label`` (Int64).
+
+    The iter column is ignored. A malformed line (not 4 fields, a relevance that is not an
+    integer) raises `InputError` naming the file, line number and content when collected.
+    """
+    path = Path(path)
+    lf = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64})
+    lf = lf.map_batches(
+        _line_checker(path, QRELS_FIELDS, "qrels"),
+        schema=schema_of(lf, drop=(_NO, _BAD)),
+        streamable=True,
+    )
+    return lf.select("query", "doc", "label")
+
+
+def schema_of(lf: pl.LazyFrame, drop: tuple[str, ...] = ()) -> dict[str, pl.DataType]:
+    return {n: t for n, t in lf.collect_schema().items() if n not in drop}
