@@ -25,7 +25,19 @@ import polars as pl
 from . import io, validate
 from .errors import InputError, MissingColumnError
 from .measures import Spec, build, parse_all
-from .ranking import DOC, LABEL, PAD, QUERY, RETRIEVED, ROW, SCORE, TIES, Ranking, sort_keys
+from .ranking import (
+    DOC,
+    LABEL,
+    PAD,
+    QUERY,
+    RETRIEVED,
+    ROW,
+    SCORE,
+    TIES,
+    Ranking,
+    nonrel_column,
+    sort_keys,
+)
 
 QUERIES = ("judged", "retrieved")
 DUPLICATES = ("error", "max", "first")
@@ -105,6 +117,9 @@ def evaluate(
     ties: str | None = None,
     queries: str = "judged",
     duplicates: str = "error",
+    depth: int | None = None,
+    judged_only: bool = False,
+    trec_version: int = 9,
     form: Literal["wide", "long"] = "wide",
 ) -> pl.LazyFrame:
     """Evaluate ranked results per query; return a LazyFrame, one row per (by..., query).
@@ -140,6 +155,14 @@ def evaluate(
     duplicates
         A repeated (query, doc) is an error (``"error"``), or keep the row with the highest
         score (``"max"``; the highest label in qrels) or the first one (``"first"``).
+    depth
+        Evaluate only the top `depth` documents of each ranking (trec_eval ``-M``).
+    judged_only
+        Drop unjudged retrieved documents before ranking (trec_eval ``-J``).
+    trec_version
+        9 (default: trec_eval 9.x and pytrec_eval) or 10: with ``ties="trec"`` version 10
+        compares scores as doubles instead of 32-bit floats, and rounds IPrec recall cutoffs
+        to the nearest rank (see `preval measures`).
     form
         ``"wide"``: one Float64 column per measure, named canonically; ``"long"``: rows of
         (by..., query, measure, value).
@@ -162,6 +185,9 @@ def evaluate(
         ties=ties,
         queries=queries,
         duplicates=duplicates,
+        depth=depth,
+        judged_only=judged_only,
+        trec_version=trec_version,
     )
     return plan.per_query(form)
 
@@ -217,8 +243,17 @@ def build_plan(
     ties: str | None,
     queries: str,
     duplicates: str,
+    depth: int | None = None,
+    judged_only: bool = False,
+    trec_version: int = 9,
 ) -> Evaluation:
     specs = parse_all(measures)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        msg = f"depth must be a whole number >= 1, got {depth!r}"
+        raise InputError(msg)
+    if trec_version not in (9, 10):
+        msg = f"trec_version must be 9 or 10, got {trec_version!r}"
+        raise InputError(msg)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     _check_choice("queries", queries, QUERIES)
     _check_choice("duplicates", duplicates, DUPLICATES)
@@ -276,7 +311,7 @@ def build_plan(
         rows = _dedupe(rows, [*keys, QUERY, DOC], SCORE, duplicates)
 
     if qrels is None:
-        ranking = Ranking("rows", relevance_level)
+        ranking = Ranking("rows", relevance_level, depth=depth, trec_version=trec_version)
         status = _aggregate(
             rows,
             keys,
@@ -284,10 +319,11 @@ def build_plan(
             ranking,
             ties,
             has_doc,
+            judged_only,
             judged=(pl.col(LABEL).is_not_null() & ~pl.col(PAD)).any(),
         )
     else:
-        ranking = Ranking("columns", relevance_level, level_cols, ideal_cols)
+        ranking = Ranking("columns", relevance_level, level_cols, ideal_cols, depth, trec_version)
         qrels_lf = io.scan(
             qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
         )
@@ -301,6 +337,7 @@ def build_plan(
             ranking,
             ties,
             duplicates,
+            judged_only,
         )
 
     check = validate.checker(
@@ -336,11 +373,14 @@ def _aggregate(
     ranking: Ranking,
     ties: str,
     has_doc: bool,
+    judged_only: bool,
     judged: pl.Expr,
 ) -> pl.LazyFrame:
     """Sort once, then one group_by/agg for every measure, audit and validation counter."""
-    order, descending = sort_keys(ties, has_doc=has_doc)
+    order, descending = sort_keys(ties, has_doc=has_doc, trec_version=ranking.trec_version)
     group = [*keys, QUERY]
+    if judged_only:  # trec_eval -J: unjudged retrieved documents take no rank
+        rows = rows.filter(pl.col(LABEL).is_not_null() | pl.col(SCORE).is_null() | pl.col(PAD))
     ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED)).sort(
         [*group, *order], descending=[False] * len(group) + descending, nulls_last=True
     )
@@ -370,6 +410,7 @@ def _with_qrels(
     ranking: Ranking,
     ties: str,
     duplicates: str,
+    judged_only: bool,
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -398,6 +439,10 @@ def _with_qrels(
     stats = judgments.group_by([*qkeys, QUERY]).agg(
         pl.len().cast(pl.Int64).alias(_NJ),
         *[rows_view.judged_rel(lv).sum().alias(c) for lv, c in ranking.levels.items()],
+        *[
+            rows_view.judged_nonrel(lv).sum().alias(nonrel_column(c))
+            for lv, c in ranking.levels.items()
+        ],
         *[rows_view.ideal_dcg_of_rows(k).alias(c) for k, c in ranking.ideal_cutoffs.items()],
         *validate.check_exprs(q_rules, has_doc=True, has_pad=False),
     )
@@ -413,7 +458,7 @@ def _with_qrels(
         stats, on=[*qkeys, QUERY], how="left"
     )
     judged = pl.col(_NJ).first().is_not_null()
-    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged)
+    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged_only, judged)
 
     # Judged queries a system did not answer: one placeholder row each, same aggregation.
     wanted = stats.select(*qkeys, QUERY)
@@ -431,7 +476,7 @@ def _with_qrels(
         .join(stats, on=[*qkeys, QUERY], how="left")
         .select(schema.names())
     )
-    unanswered = _aggregate(pads, keys, specs, ranking, ties, True, judged)
+    unanswered = _aggregate(pads, keys, specs, ranking, ties, True, judged_only, judged)
     return pl.concat([answered, unanswered], how="vertical")
 
 

@@ -24,11 +24,14 @@ QUERY, DOC, SCORE, LABEL, ROW, PAD = "_q", "_d", "_s", "_l", "_row", "_pad"
 RETRIEVED = "_ret"
 
 
-def sort_keys(ties: str, *, has_doc: bool) -> tuple[list[pl.Expr], list[bool]]:
+def sort_keys(
+    ties: str, *, has_doc: bool, trec_version: int = 9
+) -> tuple[list[pl.Expr], list[bool]]:
     """Sort expressions (after the group keys) and their descending flags for a tie rule.
 
-    ``trec`` is trec_eval 9.x: scores compared as 32-bit floats, ties by doc id descending in
-    byte order (``comp_sim_docno``), so non-string ids are compared as their string form.
+    ``trec`` is trec_eval: ties by doc id descending in byte order (``comp_sim_docno``), so
+    non-string ids are compared as their string form; scores are compared as 32-bit floats
+    (trec_eval 9.x, pytrec_eval) or as doubles (`trec_version` 10).
     ``input`` keeps the input row order within a tie; ``optimistic``/``pessimistic`` put higher
     / lower labels first (unjudged counts as the lowest label), then the input order.
     Unretrieved rows (null score) sort last in every rule.
@@ -38,7 +41,8 @@ def sort_keys(ties: str, *, has_doc: bool) -> tuple[list[pl.Expr], list[bool]]:
         if not has_doc:
             msg = "ties='trec' breaks ties by doc id: it needs a doc column"
             raise ValueError(msg)
-        return [score.cast(pl.Float32), pl.col(DOC).cast(pl.String)], [True, True]
+        precision = pl.Float32 if trec_version < 10 else pl.Float64
+        return [score.cast(precision), pl.col(DOC).cast(pl.String)], [True, True]
     if ties == "input":
         return [score, pl.col(ROW)], [True, False]
     if ties == "optimistic":
@@ -47,6 +51,11 @@ def sort_keys(ties: str, *, has_doc: bool) -> tuple[list[pl.Expr], list[bool]]:
         return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, False, False]
     msg = f"unknown ties rule {ties!r}: expected one of {', '.join(TIES)}"
     raise ValueError(msg)
+
+
+def nonrel_column(rel_column: str) -> str:
+    """The stats column of N that goes with the stats column of R at the same level."""
+    return rel_column.replace("_R", "_N", 1)
 
 
 def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
@@ -62,18 +71,24 @@ class Ranking:
     per-query judgment statistics come from: ``"rows"`` computes R and the ideal DCG from the
     group's own rows (one joined table, where unretrieved judged rows are present);
     ``"columns"`` reads them from columns joined in from separate qrels (`levels` and
-    `ideal_cutoffs` name those columns). `default_level` is the evaluation's relevance level,
-    used by measures without their own ``rel=``.
+    `ideal_cutoffs` name those columns; a level's column holds R, and the same name with
+    ``N`` for ``R`` the judged non-relevant count). `default_level` is the evaluation's
+    relevance level, used by measures without their own ``rel=``. `depth` keeps only the top
+    ranks (trec_eval ``-M``); `trec_version` selects version-specific rules (IPrec rounding).
     """
 
     stats: Literal["rows", "columns"]
     default_level: float = 1.0
     levels: dict[float, str] = field(default_factory=dict)
     ideal_cutoffs: dict[int | None, str] = field(default_factory=dict)
+    depth: int | None = None
+    trec_version: int = 9
 
     @property
     def retrieved(self) -> pl.Expr:
-        return pl.col(RETRIEVED)
+        if self.depth is None:
+            return pl.col(RETRIEVED)
+        return pl.col(RETRIEVED) & (self.rank <= self.depth)
 
     @property
     def rank(self) -> pl.Expr:
@@ -87,6 +102,14 @@ class Ranking:
     def judged_rel(self, level: float) -> pl.Expr:
         """Judged relevant at `level` (label >= level), retrieved or not; unjudged = False."""
         return (pl.col(LABEL) >= level).fill_null(False)
+
+    def judged_nonrel(self, level: float) -> pl.Expr:
+        """Judged and not relevant at `level` (label < level), retrieved or not."""
+        return (pl.col(LABEL) < level).fill_null(False)
+
+    def judged(self) -> pl.Expr:
+        """Retrieved and judged (any label)."""
+        return pl.col(LABEL).is_not_null() & self.retrieved
 
     def rel(self, level: float) -> pl.Expr:
         """Retrieved and relevant at `level`."""
@@ -106,6 +129,12 @@ class Ranking:
         if self.stats == "rows":
             return self.judged_rel(level).sum()
         return pl.col(self.levels[level]).first().fill_null(0)
+
+    def num_nonrel(self, level: float) -> pl.Expr:
+        """N: judged non-relevant documents of the query at `level`, retrieved or not."""
+        if self.stats == "rows":
+            return self.judged_nonrel(level).sum()
+        return pl.col(nonrel_column(self.levels[level])).first().fill_null(0)
 
     @staticmethod
     def judged_gain() -> pl.Expr:
