@@ -73,6 +73,7 @@ class Definition:
     aliases: tuple[str, ...]
     trec: str
     doc: str
+    fraction: bool = False  # the cutoff is a recall level in [0, 1], not a rank
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Spec:
     """A parsed measure request: definition, cutoff and explicitly given parameters."""
 
     definition: Definition
-    cutoff: int | None = None
+    cutoff: int | float | None = None
     given: tuple[tuple[str, Any], ...] = field(default=())
 
     def param(self, key: str) -> Any:
@@ -100,7 +101,7 @@ class Spec:
         """Canonical spelling: parameters sorted, defaults dropped, ``@cutoff`` last."""
         parts = [f"{k}={_fmt(v)}" for k, v in sorted(self.given)]
         text = self.definition.name + (f"({','.join(parts)})" if parts else "")
-        return text + (f"@{self.cutoff}" if self.cutoff is not None else "")
+        return text + (f"@{_fmt(self.cutoff)}" if self.cutoff is not None else "")
 
     @property
     def summary(self) -> Summary:
@@ -125,13 +126,14 @@ def measure(
     params: dict[str, Param] | None = None,
     aliases: Iterable[str] = (),
     trec: str = "",
+    fraction: bool = False,
 ) -> Callable[[Callable[[Ranking, Spec], pl.Expr]], Callable[[Ranking, Spec], pl.Expr]]:
     """Register a measure function in the catalogue (its docstring's first line is its help)."""
 
     def register(fn: Callable[[Ranking, Spec], pl.Expr]) -> Callable[[Ranking, Spec], pl.Expr]:
         doc = (fn.__doc__ or "").strip().splitlines()[0]
         definition = Definition(
-            name, fn, cutoff, summary, dict(params or {}), tuple(aliases), trec, doc
+            name, fn, cutoff, summary, dict(params or {}), tuple(aliases), trec, doc, fraction
         )
         CATALOGUE[name] = definition
         for alias in (name, *aliases):
@@ -316,6 +318,143 @@ def f_measure(r: Ranking, s: Spec) -> pl.Expr:
     return r.safe_div((1.0 + beta2) * r.hits(level, s.cutoff), beta2 * r.num_rel(level) + k)
 
 
+@measure(
+    "Bpref",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("bpref",),
+    trec="bpref",
+)
+def bpref(r: Ranking, s: Spec) -> pl.Expr:
+    """Binary preference: how rarely judged non-relevant documents outrank relevant ones.
+
+    Bpref = (1/R) Σ_{relevant retrieved d} (1 − min(n_d, R)/min(N, R)), with n_d the judged
+    non-relevant documents ranked above d and N those of the query (trec_eval ``bpref``);
+    a term is 1 when n_d = 0. Unjudged documents (no label, or a negative label: pooled but
+    not assessed) are ignored. 0 when R = 0.
+    """
+    level = s.level(r.default_level)
+    R, N = r.num_rel(level), r.num_nonrel(level)
+    above = (r.judged_nonrel(level) & r.retrieved).cum_sum()
+    penalty = r.safe_div(pl.min_horizontal(above, R), pl.min_horizontal(N, R))
+    return r.safe_div(pl.when(r.rel(level)).then(1.0 - penalty).otherwise(0.0).sum(), R)
+
+
+@measure(
+    "GMBpref",
+    cutoff="none",
+    summary="gmean",
+    params={"rel": REL},
+    aliases=("gm_bpref",),
+    trec="gm_bpref",
+)
+def geometric_bpref(r: Ranking, s: Spec) -> pl.Expr:
+    """Geometric mean of Bpref over queries (summary); the per-query value is Bpref.
+
+    exp(mean_q log(max(Bpref_q, 1e-5))), trec_eval ``gm_bpref``.
+    """
+    return bpref(r, s)
+
+
+def _iprec(r: Ranking, level: float, recall: float) -> pl.Expr:
+    """max tp(k)/k over relevant ranks k holding at least the cutoff's relevant documents."""
+    R = r.num_rel(level).cast(pl.Float64)
+    if r.trec_version < 10:
+        needed = (recall * R + 0.9).floor()  # trec_eval 9: (long)(p*R + 0.9)
+    else:
+        needed = (recall * R + 0.5).floor()  # trec_eval 10: lround(p*R)
+    tp = r.tp(level)
+    reached = r.rel(level) & (tp >= pl.max_horizontal(needed, pl.lit(1.0)))
+    return (tp / r.rank).filter(reached).max().fill_null(0.0)
+
+
+@measure(
+    "IPrec",
+    cutoff="required",
+    params={"rel": REL},
+    aliases=("iprec_at_recall",),
+    trec="iprec_at_recall_r",
+    fraction=True,
+)
+def interpolated_precision(r: Ranking, s: Spec) -> pl.Expr:
+    """Interpolated precision at recall r: the best precision once recall r is reached.
+
+    IPrec@r = max_{k: rel_k, tp(k) ≥ c} tp(k)/k with c = ⌊r·R + 0.9⌋ (trec_eval 9
+    ``iprec_at_recall``) or c = round(r·R) with ``trec_version=10``, and c ≥ 1. 0 when
+    recall r is never reached, and so when R = 0.
+    """
+    return _iprec(r, s.level(r.default_level), s.cutoff)
+
+
+@measure(
+    "AP11",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("11pt", "11pt_avg", "11-pt"),
+    trec="11pt_avg",
+)
+def eleven_point(r: Ranking, s: Spec) -> pl.Expr:
+    """11-point interpolated average precision: mean of IPrec@0, 0.1, ..., 1 (trec 11pt_avg).
+
+    Each IPrec follows the cutoff rule of the trec_eval version (see IPrec). 0 when R = 0.
+    """
+    level = s.level(r.default_level)
+    return pl.sum_horizontal([_iprec(r, level, i / 10) for i in range(11)]) / 11.0
+
+
+@measure(
+    "infAP",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("infap", "inferred_AP"),
+    trec="infAP",
+)
+def inferred_ap(r: Ranking, s: Spec) -> pl.Expr:
+    """Inferred AP (Yilmaz & Aslam 2006): AP estimated from incomplete, sampled judgments.
+
+    At the relevant document of rank k (k > 1), with t = relevant, n = judged non-relevant
+    and u = pooled-unjudged (negative label) documents in ranks 1..k−1:
+    E[P(k)] = 1/k + ((k−1)/k) · ((t + n + u)/(k−1)) · ((t + ε)/(t + n + 2ε)), ε = 1e-5;
+    E[P(1)] = 1. infAP = Σ E[P(k)] / R (trec_eval ``infAP``). Documents absent from the
+    judgments occupy ranks but are not counted. 0 when R = 0.
+    """
+    level = s.level(r.default_level)
+    rel, k = r.rel(level), r.rank.cast(pl.Float64)
+    t = r.tp(level) - 1  # relevant above: tp(k) counts this relevant document too
+    n = (r.judged_nonrel(level) & r.retrieved).cum_sum()
+    u = r.pooled_unjudged().cum_sum()
+    eps = 1e-5
+    expected = 1.0 / k + ((k - 1.0) / k) * ((t + n + u) / (k - 1.0)) * (
+        (t + eps) / (t + n + 2 * eps)
+    )
+    term = pl.when(rel & (k == 1)).then(1.0).when(rel).then(expected).otherwise(0.0)
+    return r.safe_div(term.sum(), r.num_rel(level))
+
+
+@measure("Judged", cutoff="required", aliases=("judged",), trec="(ir_measures Judged)")
+def judged(r: Ranking, s: Spec) -> pl.Expr:
+    """Judged at K: the share of the top K that has a judgment (label ≥ 0), divided by K.
+
+    Missing ranks beyond n count as unjudged (ir_measures ``Judged@k``). A negative label
+    marks a pooled document that was never assessed, as in trec_eval: not judged.
+    """
+    return r.judged().head(s.cutoff).sum() / s.cutoff
+
+
+@measure("SetP", cutoff="none", params={"rel": REL}, aliases=("set_P",), trec="set_P")
+def set_precision(r: Ranking, s: Spec) -> pl.Expr:
+    """Precision of the whole retrieved set: tp(n)/n (trec_eval set_P). 0 when n = 0."""
+    level = s.level(r.default_level)
+    return r.safe_div(r.hits(level, None), r.num_ret)
+
+
+@measure("SetR", cutoff="none", params={"rel": REL}, aliases=("set_recall",), trec="set_recall")
+def set_recall(r: Ranking, s: Spec) -> pl.Expr:
+    """Recall of the whole retrieved set: tp(n)/R (trec_eval set_recall). 0 when R = 0."""
+    level = s.level(r.default_level)
+    return r.safe_div(r.hits(level, None), r.num_rel(level))
+
+
 @measure("NumRet", cutoff="none", summary="sum", aliases=("num_ret",), trec="num_ret")
 def num_ret(r: Ranking, s: Spec) -> pl.Expr:
     """Number of retrieved documents n (summed in the summary)."""
@@ -348,6 +487,19 @@ def num_rel_ret(r: Ranking, s: Spec) -> pl.Expr:
     return r.hits(s.level(r.default_level), None)
 
 
+@measure(
+    "NumNonrelJudgedRet",
+    cutoff="none",
+    summary="sum",
+    params={"rel": REL},
+    aliases=("num_nonrel_judged_ret",),
+    trec="num_nonrel_judged_ret",
+)
+def num_nonrel_judged_ret(r: Ranking, s: Spec) -> pl.Expr:
+    """Number of retrieved judged non-relevant documents, 0 <= label < rel (summed)."""
+    return (r.judged_nonrel(s.level(r.default_level)) & r.retrieved).sum()
+
+
 @measure("NumQ", cutoff="none", summary="sum", aliases=("num_q",), trec="num_q")
 def num_q(r: Ranking, s: Spec) -> pl.Expr:
     """Number of queries: 1 per query (summed in the summary)."""
@@ -364,10 +516,13 @@ def build(spec: Spec, ranking: Ranking) -> pl.Expr:
 # --------------------------------------------------------------------------------------------
 
 _GRAMMAR = re.compile(
-    r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@()]+))?$"
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_\-]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@()]+))?$"
 )
 # trec_eval spellings with the cutoff fused into the name: P_10, P.10, map_cut_100 ...
-_TREC = re.compile(r"^(?P<name>map_cut|P|recall|ndcg_cut|success)[._](?P<cutoff>\d+)$")
+_TREC = re.compile(
+    r"^(?P<name>map_cut|P|recall|ndcg_cut|success|iprec_at_recall|Judged)[._]"
+    r"(?P<cutoff>\d+(\.\d+)?)$"
+)
 
 
 def parse(text: str) -> Spec:
@@ -400,6 +555,11 @@ def _cutoff(definition: Definition, raw: str | None, text: str) -> int | None:
     if definition.cutoff == "none":
         msg = f"{definition.name} takes no cutoff: {text!r} (write {definition.name})"
         raise MeasureError(msg)
+    if definition.fraction:
+        if not re.fullmatch(r"[0-9]+(\.[0-9]*)?|\.[0-9]+", raw) or float(raw) > 1:
+            msg = f"the cutoff in {text!r} must be a recall level from 0 to 1, got {raw!r}"
+            raise MeasureError(msg)
+        return float(raw)
     if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
         msg = f"the cutoff in {text!r} must be a whole number >= 1, got {raw!r}"
         raise MeasureError(msg)

@@ -104,12 +104,21 @@ class Ranking:
         return (pl.col(LABEL) >= level).fill_null(False)
 
     def judged_nonrel(self, level: float) -> pl.Expr:
-        """Judged and not relevant at `level` (label < level), retrieved or not."""
-        return (pl.col(LABEL) < level).fill_null(False)
+        """Judged non-relevant at `level` (0 <= label < level), retrieved or not.
+
+        A negative label marks a document that was pooled but not assessed (trec_eval's
+        convention): it is neither relevant nor judged non-relevant.
+        """
+        label = pl.col(LABEL)
+        return ((label >= 0) & (label < level)).fill_null(False)
 
     def judged(self) -> pl.Expr:
-        """Retrieved and judged (any label)."""
-        return pl.col(LABEL).is_not_null() & self.retrieved
+        """Retrieved and judged: a label >= 0 (negative labels are pooled but unjudged)."""
+        return (pl.col(LABEL) >= 0).fill_null(False) & self.retrieved
+
+    def pooled_unjudged(self) -> pl.Expr:
+        """Retrieved with a negative label: in the pool, never assessed."""
+        return (pl.col(LABEL) < 0).fill_null(False) & self.retrieved
 
     def rel(self, level: float) -> pl.Expr:
         """Retrieved and relevant at `level`."""
