@@ -351,7 +351,7 @@ def test_empty_csv_header_only(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 def test_measures_lists_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = cli(capsys, "measures")
     assert rc == 0
-    listed = {re.match(r"[A-Za-z]+", line).group(0) for line in out.splitlines() if line}
+    listed = {re.match(r"[A-Za-z0-9]+", line).group(0) for line in out.splitlines() if line}
     assert listed == set(preval.CATALOGUE)
 
 
