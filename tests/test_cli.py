@@ -364,7 +364,7 @@ def test_measures_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1])
     n_cols = lines[0].count("|")
     first_cells = [line.strip("|").split("|")[0].strip() for line in lines[2:]]
-    assert [re.match(r"[A-Za-z]+", c).group(0) for c in first_cells] == list(preval.CATALOGUE)
+    assert [re.match(r"[A-Za-z0-9]+", c).group(0) for c in first_cells] == list(preval.CATALOGUE)
     assert "measure" in lines[0]
     assert all(line.replace("\\|", "").count("|") == n_cols for line in lines)
 
