@@ -6,12 +6,13 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 
-from . import __version__, report
+from . import __version__, io, report, trec
 from .errors import PrevalError
-from .evaluate import DUPLICATES, QUERIES, build_plan
+from .evaluate import DUPLICATES, QUERIES, build_plan, evaluate
 from .measures import catalogue_rows, markdown_table
 from .ranking import TIES
 from .summary import summarize
@@ -25,6 +26,15 @@ examples:
   preval evaluate run.csv --qrels qrels.csv --by system --per-query per_query.parquet
   preval evaluate fixtures/example.parquet --by system --summary summary.csv --format json
   preval measures
+"""
+
+
+TREC_EXAMPLES = """\
+examples:
+  preval trec qrels.txt run.txt                      # trec_eval's official measures
+  preval trec -q -m map -m P.5,10 -m ndcg_cut.10 qrels.txt run.txt
+  preval trec -c -m all_trec qrels.txt run1.txt run2.txt.gz
+  preval trec --table qrels.txt run1.txt run2.txt   # runs side by side
 """
 
 
@@ -121,6 +131,68 @@ def _parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("-q", "--quiet", action="store_true", help="no audit counts on stderr")
 
+    tr = sub.add_parser(
+        "trec",
+        help="trec_eval-compatible evaluation of TREC run files",
+        description="Evaluate TREC run files against a qrels file and print trec_eval's "
+        "format (measure<TAB>query|all<TAB>value). Options mirror trec_eval's.",
+        epilog=TREC_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tr.add_argument("qrels", help="qrels file: qid iter docno rel (plain or .gz)")
+    tr.add_argument("runs", nargs="+", metavar="run", help="run file(s): qid Q0 docno rank sim tag")
+    tr.add_argument(
+        "-m",
+        dest="measures",
+        action="append",
+        default=[],
+        metavar="MEASURE",
+        help="trec_eval measure or set: official (default), all_trec, map, P.5,10 ...",
+    )
+    tr.add_argument("-q", dest="per_query", action="store_true", help="per-query lines too")
+    tr.add_argument(
+        "-c",
+        dest="complete",
+        action="store_true",
+        help="average over all qrels queries (missing ones score 0)",
+    )
+    tr.add_argument(
+        "-l",
+        dest="level",
+        type=int,
+        default=1,
+        metavar="LEVEL",
+        help="relevance level: rel >= LEVEL is relevant (default 1)",
+    )
+    tr.add_argument(
+        "-M",
+        dest="depth",
+        type=int,
+        default=None,
+        metavar="DEPTH",
+        help="evaluate only the top DEPTH documents of each query",
+    )
+    tr.add_argument(
+        "-J",
+        dest="judged_only",
+        action="store_true",
+        help="evaluate only judged documents (after -M)",
+    )
+    tr.add_argument("-n", dest="no_summary", action="store_true", help="no summary lines")
+    tr.add_argument(
+        "--trec-version",
+        type=int,
+        choices=(9, 10),
+        default=9,
+        help="9 (default; pytrec_eval): float32 score ties, (long)(p*R+0.9) iprec "
+        "cutoffs; 10: double scores, lround cutoffs, -c -q lines for every query",
+    )
+    tr.add_argument(
+        "--table",
+        action="store_true",
+        help="one summary table, runs side by side, instead of trec_eval lines",
+    )
+
     ms = sub.add_parser("measures", help="list the measure catalogue")
     ms.add_argument("--format", choices=("table", "markdown"), default="table")
     return parser
@@ -131,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "measures":
             return _measures(args)
+        if args.command == "trec":
+            return _trec(args)
         return _evaluate(args)
     except PrevalError as exc:
         print(f"preval: error: {exc}", file=sys.stderr)
@@ -218,3 +292,50 @@ def _print_audit(audit_df: pl.DataFrame, n: int) -> None:
     }
     parts += [f"{totals[k]} {text}" for k, text in labels.items() if totals.get(k)]
     print("preval: " + "; ".join(parts), file=sys.stderr)
+
+
+def _trec(args: argparse.Namespace) -> int:
+    lines = trec.parse_m(args.measures)
+    measures = list(dict.fromkeys(line.column for line in lines))
+    files = [Path(p) for p in args.runs]
+    names = io.run_names(files)
+    per_query = evaluate(
+        io.scan_run(files),
+        measures,
+        qrels=io.scan_qrels(args.qrels),
+        by="system",
+        queries="judged" if args.complete else "retrieved",
+        relevance_level=args.level,
+        depth=args.depth,
+        judged_only=args.judged_only,
+        trec_version=args.trec_version,
+    )
+    try:
+        per_query_df, summary_df = pl.collect_all([per_query, summarize(per_query)])
+    except PrevalError as exc:
+        system = (exc.example or {}).get("system")
+        if system in names:
+            exc.args = (f"{exc} (run file {files[names.index(system)]})",)
+        raise
+    if summary_df.height == 0:
+        print("preval: warning: no query has both results and judgments", file=sys.stderr)
+    if args.table:
+        rows = {"measure": [line.name for line in lines if line.kind != "runid"]}
+        for name in names:
+            row = summary_df.filter(pl.col("system") == name)
+            rows[name] = [
+                trec.format_value(line, row[line.column][0]) if row.height else "-"
+                for line in lines
+                if line.kind != "runid"
+            ]
+        sys.stdout.write(report.table(pl.DataFrame(rows)) + "\n")
+        return 0
+    for name in names:
+        shown = per_query_df.filter(pl.col("system") == name) if args.per_query else None
+        if shown is not None and args.complete and args.trec_version < 10:
+            shown = shown.filter(pl.col("NumRet") > 0)  # 9.x prints only queries with results
+        summary = None if args.no_summary else summary_df.filter(pl.col("system") == name)
+        prefix = f"{name}\t" if len(names) > 1 else ""
+        for text in trec.format_lines(shown, summary, lines, name):
+            print(prefix + text)
+    return 0

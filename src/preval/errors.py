@@ -4,7 +4,13 @@ from __future__ import annotations
 
 
 class PrevalError(Exception):
-    """Base class of every error preval raises for bad input or a bad request."""
+    """Base class of every error preval raises for bad input or a bad request.
+
+    `example` holds the offending row's ids (user column name -> value) when the error
+    comes from a data rule, so that callers can say more (e.g. which file a system came from).
+    """
+
+    example: dict[str, object] | None = None
 
 
 class InputError(PrevalError, ValueError):

@@ -69,8 +69,13 @@ RUN_FIELDS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_FIELDS = ("query", "iter", "doc", "label")
 
 
-def _trec_lines(path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataType]):
-    """Parse a TREC file lazily: its fields, the line number, and a malformed-line flag."""
+def _trec_lines(
+    path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataType], *, extra_ok: bool
+):
+    """Parse a TREC file lazily: its fields, the line number, and a malformed-line flag.
+
+    `extra_ok`: fields after the last expected one are ignored (trec_eval does so for runs).
+    """
     if not path.exists():
         msg = f"file not found: {path}"
         raise InputError(msg)
@@ -85,7 +90,9 @@ def _trec_lines(path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataT
     names = [f"field_{i}" for i in range(len(fields) + 1)]
     lf = lf.rename(dict(zip(names[: len(fields)], fields, strict=True)))
     parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
-    wrong_count = pl.col(fields[-1]).is_null() | pl.col(names[-1]).is_not_null()
+    wrong_count = pl.col(fields[-1]).is_null()
+    if not extra_ok:
+        wrong_count = wrong_count | pl.col(names[-1]).is_not_null()
     # NaN parses as a float: evaluate's NaN rule reports it with its query and doc
     unparsable = pl.any_horizontal(
         [pl.col(n).is_not_null() & e.is_null() for n, e in parsed.items()]
@@ -95,7 +102,7 @@ def _trec_lines(path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataT
     ).drop(names[-1])
 
 
-def _line_checker(path: Path, fields: tuple[str, ...], what: str):
+def _line_checker(path: Path, fields: tuple[str, ...], what: str, *, extra_ok: bool):
     """A map_batches function: raise on the first malformed line, naming file, line, content."""
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
@@ -106,7 +113,7 @@ def _line_checker(path: Path, fields: tuple[str, ...], what: str):
             n_fields = len(content.split())
             rule = (
                 f"expected {len(fields)} fields ({' '.join(fields)}), found {n_fields}"
-                if n_fields != len(fields)
+                if n_fields < len(fields) or (n_fields > len(fields) and not extra_ok)
                 else "a numeric field is not a number"
             )
             msg = (
@@ -139,15 +146,24 @@ def _first_tag(path: Path) -> str | None:
         for line in fh:
             parts = line.split()
             if parts and not parts[0].startswith("#"):
-                return parts[-1] if len(parts) == len(RUN_FIELDS) else None
+                return parts[5] if len(parts) >= len(RUN_FIELDS) else None
     return None
+
+
+def run_names(files: list[Path]) -> list[str]:
+    """The ``system`` of each run file: its runid, or its path when runids are not unique."""
+    tags = [_first_tag(f) if f.exists() else None for f in files]
+    if len(set(tags)) == len(tags) and None not in tags:
+        return [str(t) for t in tags]
+    return [str(f) for f in files]
 
 
 def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     """Read TREC run files lazily: columns ``system``, ``query``, ``doc``, ``score``.
 
     Each file is one run, as in trec_eval; its ``system`` is the tag of its first line (the
-    runid), or the file path when several files share a runid. The rank column is ignored.
+    runid), or the file path when several files share a runid. The rank column is ignored,
+    and so are fields after the sixth (as trec_eval does).
     A malformed line (wrong number of fields, a score that is not a number) raises
     `InputError` naming the file, the line number and its content when the frame is collected.
     """
@@ -155,18 +171,15 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     if not files:
         msg = "scan_run: no run file given"
         raise InputError(msg)
-    tags = [_first_tag(f) if f.exists() else None for f in files]
-    unique = len(set(tags)) == len(tags) and None not in tags
     frames = []
-    for path, tag in zip(files, tags, strict=True):
-        lf = _trec_lines(path, RUN_FIELDS, {"score": pl.Float64})
+    for path, system in zip(files, run_names(files), strict=True):
+        lf = _trec_lines(path, RUN_FIELDS, {"score": pl.Float64}, extra_ok=True)
         schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
         lf = lf.map_batches(
-            _line_checker(path, RUN_FIELDS, "run"),
+            _line_checker(path, RUN_FIELDS, "run", extra_ok=True),
             schema={**schema_of(lf, drop=(_NO, _BAD))},
             streamable=True,
         )
-        system = tag if unique else str(path)
         frames.append(lf.select(pl.lit(system).alias("system"), *schema))
     return pl.concat(frames, how="vertical")
 
@@ -178,9 +191,9 @@ def scan_qrels(path: str | Path) -> pl.LazyFrame:
     integer) raises `InputError` naming the file, line number and content when collected.
     """
     path = Path(path)
-    lf = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64})
+    lf = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64}, extra_ok=False)
     lf = lf.map_batches(
-        _line_checker(path, QRELS_FIELDS, "qrels"),
+        _line_checker(path, QRELS_FIELDS, "qrels", extra_ok=False),
         schema=schema_of(lf, drop=(_NO, _BAD)),
         streamable=True,
     )

@@ -172,7 +172,9 @@ def checker(
                 if rule.example is not None:
                     where += f", {names['doc']} {row[f'{CHECK_PREFIX}{rule.name}_ex']!r}"
                 msg = f"{what}: {rule.text.format(n=n, **names)}; example: {where}"
-                raise rule.error(msg)
+                error = rule.error(msg)
+                error.example = {user: row[k] for k, user in keys.items()}
+                raise error
         return df.drop(cs_checks(df))
 
     return check

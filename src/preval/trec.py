@@ -1,0 +1,202 @@
+"""trec_eval compatibility: its measure names, `-m` grammar, measure sets and output format.
+
+Every trec_eval measure preval implements maps onto catalogue measures (``P.5,10`` ->
+``P@5``, ``P@10``); nothing is computed here. `TREC_MEASURES` lists them in the order of
+trec_eval's measure table (``measures.c``), which is the order trec_eval prints in,
+whatever the order of ``-m`` options.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from .errors import MeasureError
+from .measures import parse
+
+LONG_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
+RECALL_LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """A trec_eval measure: how its parameters become catalogue measures and output names."""
+
+    name: str
+    kind: str  # "float", "int", "runid", "numq"
+    to_preval: Callable[[str | None], str]  # one parameter (or None) -> a catalogue measure
+    defaults: tuple[str, ...] = ()  # default parameters: one output line each
+    cutoffs: str = ""  # "long" / "float": a list of cutoffs; "": one optional parameter
+    per_query: bool = True
+
+    def expand(self, params: Sequence[str] | None) -> list[tuple[str, str]]:
+        """(output name, catalogue measure) pairs for the given or default parameters."""
+        if self.cutoffs == "long":
+            values = sorted({_long(self.name, p) for p in (params or self.defaults)})
+            return [(f"{self.name}_{v}", self.to_preval(str(v))) for v in values]
+        if self.cutoffs == "float":
+            values = sorted({_fraction(self.name, p) for p in (params or self.defaults)})
+            return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
+        if params:
+            if len(params) != 1:
+                msg = f"trec measure {self.name} takes one parameter, got {','.join(params)}"
+                raise MeasureError(msg)
+            return [(f"{self.name}_{params[0]}", self.to_preval(params[0]))]
+        return [(self.name, self.to_preval(None))]
+
+
+def _long(name: str, text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        msg = f"trec measure {name}: cutoffs must be whole numbers > 0, got {text!r}"
+        raise MeasureError(msg)
+    return int(text)
+
+
+def _fraction(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        msg = f"trec measure {name}: cutoffs must be numbers from 0 to 1, got {text!r}"
+        raise MeasureError(msg)
+    return value
+
+
+def _fixed(measure: str) -> Callable[[str | None], str]:
+    def build(param: str | None) -> str:
+        if param is not None:
+            msg = f"{measure} takes no parameter here, got {param!r}"
+            raise MeasureError(msg)
+        return measure
+
+    return build
+
+
+def _set_f(param: str | None) -> str:
+    # trec_eval's set_F parameter is beta squared: (x+1)PR/(xP+R)
+    if param is None:
+        return "F"
+    try:
+        beta2 = float(param)
+    except ValueError:
+        beta2 = -1.0
+    if not beta2 > 0:
+        msg = f"set_F takes a positive number (beta squared), got {param!r}"
+        raise MeasureError(msg)
+    return f"F(beta={math.sqrt(beta2)!r})"
+
+
+TREC_MEASURES: list[TrecMeasure] = [
+    TrecMeasure("runid", "runid", _fixed("NumQ"), per_query=False),
+    TrecMeasure("num_q", "numq", _fixed("NumQ"), per_query=False),
+    TrecMeasure("num_ret", "int", _fixed("NumRet")),
+    TrecMeasure("num_rel", "int", _fixed("NumRel")),
+    TrecMeasure("num_rel_ret", "int", _fixed("NumRelRet")),
+    TrecMeasure("map", "float", _fixed("AP")),
+    TrecMeasure("gm_map", "float", _fixed("GMAP"), per_query=False),
+    TrecMeasure("Rprec", "float", _fixed("Rprec")),
+    TrecMeasure("bpref", "float", _fixed("Bpref")),
+    TrecMeasure("recip_rank", "float", _fixed("RR")),
+    TrecMeasure("iprec_at_recall", "float", lambda p: f"IPrec@{p}", RECALL_LEVELS, "float"),
+    TrecMeasure("P", "float", lambda p: f"P@{p}", LONG_CUTOFFS, "long"),
+    TrecMeasure("recall", "float", lambda p: f"R@{p}", LONG_CUTOFFS, "long"),
+    TrecMeasure("infAP", "float", _fixed("infAP")),
+    TrecMeasure("gm_bpref", "float", _fixed("GMBpref"), per_query=False),
+    TrecMeasure("11pt_avg", "float", _fixed("AP11")),
+    TrecMeasure("ndcg", "float", _fixed("nDCG")),
+    TrecMeasure("ndcg_cut", "float", lambda p: f"nDCG@{p}", LONG_CUTOFFS, "long"),
+    TrecMeasure("map_cut", "float", lambda p: f"AP@{p}", LONG_CUTOFFS, "long"),
+    TrecMeasure("relative_P", "float", lambda p: f"R(norm=min)@{p}", LONG_CUTOFFS, "long"),
+    TrecMeasure("success", "float", lambda p: f"Success@{p}", ("1", "5", "10"), "long"),
+    TrecMeasure("set_P", "float", _fixed("SetP")),
+    TrecMeasure("set_recall", "float", _fixed("SetR")),
+    TrecMeasure("set_F", "float", _set_f),
+    TrecMeasure("num_nonrel_judged_ret", "int", _fixed("NumNonrelJudgedRet")),
+]
+BY_NAME = {m.name: m for m in TREC_MEASURES}
+OFFICIAL = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P",
+)  # fmt: skip
+# trec_eval's all_trec, less what preval does not implement (relstring, Rprec_mult, utility,
+# binG, G, ndcg_rel, Rndcg, set_relative_P, set_map; in version 10 also rbp, rbp_resid, unj)
+ALL_TREC = tuple(m.name for m in TREC_MEASURES)
+NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One output line's measure: trec_eval's name, its kind and the catalogue column."""
+
+    name: str
+    kind: str
+    column: str
+    per_query: bool
+
+
+def parse_m(options: Sequence[str]) -> list[Line]:
+    """trec_eval ``-m`` options (``official``, ``P.5,10``, ``ndcg_cut.10`` ...) -> lines.
+
+    As in trec_eval, the first parameter list given for a measure wins, and lines come in the
+    order of trec_eval's measure table.
+    """
+    chosen: dict[str, list[str] | None] = {}
+    for option in options or ["official"]:
+        name, _, params = option.partition(".")
+        if name in NICKNAMES and not params:
+            for member in NICKNAMES[name]:
+                chosen.setdefault(member, None)
+            continue
+        if name not in BY_NAME:
+            known = ", ".join([*NICKNAMES, *BY_NAME])
+            msg = f"unknown trec_eval measure {name!r} in -m {option}; known here: {known}"
+            raise MeasureError(msg)
+        if "." in option and not params:
+            msg = f"-m {option}: empty parameter list"
+            raise MeasureError(msg)
+        if chosen.get(name) is None:
+            chosen[name] = params.split(",") if params else None
+    lines = []
+    for m in TREC_MEASURES:
+        if m.name in chosen:
+            for out_name, measure in m.expand(chosen[m.name]):
+                lines.append(Line(out_name, m.kind, parse(measure).name, m.per_query))
+    return lines
+
+
+def format_value(line: Line, value: float | str) -> str:
+    """A value as trec_eval prints it: %6.4f for rates, %ld for counts, the runid as is."""
+    if line.kind == "runid":
+        return str(value)
+    if line.kind in ("int", "numq"):
+        return str(int(value))
+    return f"{value:6.4f}"
+
+
+def format_lines(
+    per_query: pl.DataFrame | None,
+    summary: pl.DataFrame | None,
+    lines: list[Line],
+    runid: str,
+    query: str = "query",
+) -> list[str]:
+    """trec_eval output for one run: per-query lines (if given), then the ``all`` lines."""
+    out = []
+    if per_query is not None:
+        for row in per_query.sort(query).iter_rows(named=True):
+            for line in lines:
+                if line.per_query:
+                    value = format_value(line, row[line.column])
+                    out.append(f"{line.name:<22}\t{row[query]}\t{value}")
+    if summary is not None:
+        row = summary.row(0, named=True) if summary.height else {}
+        for line in lines:
+            value = runid if line.kind == "runid" else row.get(line.column)
+            if value is None:  # no query evaluated: trec_eval prints nothing to average
+                continue
+            out.append(f"{line.name:<22}\tall\t{format_value(line, value)}")
+    return out
