@@ -4,11 +4,19 @@ This module deliberately shares no code with ``preval`` (it neither imports
 nor copies anything from ``src/preval``): it is written directly from the
 measure definitions, following trec_eval 9.x semantics, so that tests can use
 it as an independent oracle.  Only the standard library is used, and clarity
-is preferred over speed.
+is preferred over speed.  ``evaluate(..., trec_version=10)`` switches to the
+few trec_eval 10.0 differences (scores compared as doubles, IPrec cutoffs
+rounded with lround).
 
 Measure strings follow the grammar ``NAME[(param=value,...)][@cutoff]``, e.g.
 ``AP``, ``AP(norm=min)@10``, ``R(norm=min)@5``, ``F(beta=0.5)@10``,
-``nDCG@10``, ``P(rel=2)@5``.  See ``evaluate`` for the supported measures.
+``nDCG@10``, ``P(rel=2)@5``, ``IPrec@0.1``.  See ``evaluate`` for the
+supported measures.
+
+Label conventions (as in trec_eval): a retrieved doc absent from the qrels is
+"nonpool"; a NEGATIVE label means "pooled but not judged" (RELVALUE_UNJUDGED):
+never relevant and never judged non-relevant; 0 <= label < level is "judged
+non-relevant"; label >= level is relevant.
 """
 
 from __future__ import annotations
@@ -34,23 +42,41 @@ _MEASURES = {
     "NumRel": ({"rel"}, "forbidden"),
     "NumRelRet": ({"rel"}, "forbidden"),
     "NumQ": ({"rel"}, "forbidden"),
+    "Bpref": ({"rel"}, "forbidden"),
+    "GMBpref": ({"rel"}, "forbidden"),
+    "IPrec": ({"rel"}, "required"),  # cutoff is a recall level p in [0, 1]
+    "AP11": ({"rel"}, "forbidden"),
+    "infAP": ({"rel"}, "forbidden"),
+    "Judged": (set(), "required"),
+    "SetP": ({"rel"}, "forbidden"),
+    "SetR": ({"rel"}, "forbidden"),
+    "NumNonrelJudgedRet": ({"rel"}, "forbidden"),
 }
-_SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumQ"}
-_MEASURE_RE = re.compile(r"^([A-Za-z]+)(?:\(([^()]*)\))?(?:@([0-9]+))?$")
+_ALIASES = {"11pt": "AP11"}
+_SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumQ", "NumNonrelJudgedRet"}
+_GEOMETRIC = {"GMAP", "GMBpref"}
+_MEASURE_RE = re.compile(
+    r"^([A-Za-z][A-Za-z0-9]*|11pt)(?:\(([^()]*)\))?(?:@([0-9]+(?:\.[0-9]+)?))?$"
+)
 _GM_FLOOR = 1e-5  # trec_eval MIN_GEO_MEAN
+_INFAP_EPS = 1e-5  # trec_eval INFAP_EPSILON
+_RECALL_LEVELS = [i / 10 for i in range(11)]  # 0.0, 0.1, ..., 1.0 (== the literals)
 
 
 def parse_measure(text):
     """Parse ``NAME[(k=v,...)][@K]`` into ``(name, params, cutoff)``.
 
     ``params`` is a dict with typed values (rel: int, norm: str, beta: float);
-    ``cutoff`` is an int >= 1 or None.  Raises ValueError on anything invalid.
+    ``cutoff`` is an int >= 1 or None, except for IPrec where it is a float
+    recall level in [0, 1].  Aliases are resolved (``11pt`` -> ``AP11``).
+    Raises ValueError on anything invalid.
     """
     m = _MEASURE_RE.match(text)
     if m is None:
         msg = f"cannot parse measure {text!r}"
         raise ValueError(msg)
     name, param_text, cutoff_text = m.groups()
+    name = _ALIASES.get(name, name)
     if name not in _MEASURES:
         msg = f"unknown measure {name!r} in {text!r}"
         raise ValueError(msg)
@@ -77,10 +103,19 @@ def parse_measure(text):
                     raise ValueError(msg)
                 params[key] = value
 
-    cutoff = None if cutoff_text is None else int(cutoff_text)
-    if cutoff is not None and cutoff < 1:
-        msg = f"cutoff must be >= 1 in {text!r}"
-        raise ValueError(msg)
+    if name == "IPrec":
+        cutoff = None if cutoff_text is None else float(cutoff_text)
+        if cutoff is not None and not 0.0 <= cutoff <= 1.0:
+            msg = f"IPrec recall level must be in [0, 1] in {text!r}"
+            raise ValueError(msg)
+    else:
+        if cutoff_text is not None and not cutoff_text.isdigit():
+            msg = f"cutoff must be an integer in {text!r}"
+            raise ValueError(msg)
+        cutoff = None if cutoff_text is None else int(cutoff_text)
+        if cutoff is not None and cutoff < 1:
+            msg = f"cutoff must be >= 1 in {text!r}"
+            raise ValueError(msg)
     if cutoff_rule == "required" and cutoff is None:
         msg = f"{name} needs a cutoff: {text!r}"
         raise ValueError(msg)
@@ -101,13 +136,15 @@ def _float32(x):
         return math.copysign(math.inf, x)
 
 
-def _rank(docs, judgments, ties):
+def _rank(docs, judgments, ties, trec_version=9):
     """Return the run's doc ids in rank order (rank 1 first)."""
     items = list(docs.items())  # insertion order == input order
     if ties == "trec":
-        # score (float32) descending, then doc id descending in byte order.
+        # score descending (trec_eval 9 stores scores as float32, 10 as
+        # double), then doc id descending in byte order.
+        as_stored = _float32 if trec_version == 9 else float
         items.sort(
-            key=lambda it: (_float32(it[1]), str(it[0]).encode("utf-8")),
+            key=lambda it: (as_stored(it[1]), str(it[0]).encode("utf-8")),
             reverse=True,
         )
     elif ties == "input":
@@ -127,9 +164,78 @@ def _rank(docs, judgments, ties):
     return [doc for doc, _ in items]
 
 
-def _query_values(ranked, judgments, parsed, relevance_level):
+def _lround(x):
+    """C's lround for x >= 0: nearest integer, halves away from zero."""
+    whole = math.floor(x)
+    return whole + 1 if x - whole >= 0.5 else whole  # x - whole is exact
+
+
+def _iprec(rel, num_rel, p, trec_version):
+    """Interpolated precision at recall level p (trec_eval iprec_at_recall).
+
+    The level is turned into a number of relevant docs ``cut``: trec_eval 9
+    truncates p*R + 0.9, trec_eval 10 rounds p*R (lround).  The value is the
+    best precision at a relevant doc that is at least the max(cut, 1)-th
+    relevant doc retrieved; 0 if there is no such doc (cut > rel. retrieved).
+    """
+    x = p * num_rel
+    cut = int(x + 0.9) if trec_version == 9 else _lround(x)
+    best = 0.0
+    found = 0
+    for i, is_rel in enumerate(rel, start=1):
+        if is_rel:
+            found += 1
+            if found >= max(cut, 1):
+                best = max(best, found / i)
+    return best
+
+
+def _bpref(labels, judgments, level, num_rel):
+    """trec_eval bpref; nonpool (None) and negative labels are skipped."""
+    num_nonrel = sum(1 for lab in judgments.values() if 0 <= lab < level)
+    nonrel_so_far = 0
+    total = 0.0
+    for lab in labels:
+        if lab is None or lab < 0:  # nonpool / pooled but unjudged
+            continue
+        if lab < level:
+            nonrel_so_far += 1
+        elif nonrel_so_far > 0:  # then num_nonrel >= nonrel_so_far > 0
+            total += 1.0 - min(nonrel_so_far, num_rel) / min(num_nonrel, num_rel)
+        else:
+            total += 1.0
+    return total / num_rel if num_rel > 0 else 0.0
+
+
+def _infap(labels, level, num_rel):
+    """trec_eval infAP: i counts every retrieved doc, nonpool ones included."""
+    rel_so_far = nonrel_so_far = unjudged_so_far = 0
+    total = 0.0
+    for i, lab in enumerate(labels, start=1):
+        if lab is None:  # nonpool: occupies a rank, changes no counter
+            continue
+        if lab < 0:  # pooled but unjudged
+            unjudged_so_far += 1
+            continue
+        if lab < level:
+            nonrel_so_far += 1
+            continue
+        rel_so_far += 1
+        if i == 1:
+            total += 1.0
+        else:
+            # 1/i + ((i-1)/i) * (judged-or-pooled above / (i-1)) * (est. precision)
+            above = rel_so_far - 1 + nonrel_so_far + unjudged_so_far
+            precision = (rel_so_far - 1 + _INFAP_EPS) / (
+                rel_so_far - 1 + nonrel_so_far + 2 * _INFAP_EPS
+            )
+            total += 1.0 / i + ((i - 1) / i) * (above / (i - 1)) * precision
+    return total / num_rel if num_rel > 0 else 0.0
+
+
+def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
     """Compute every requested measure for one query."""
-    labels = [judgments.get(doc) for doc in ranked]  # None == unjudged
+    labels = [judgments.get(doc) for doc in ranked]  # None == nonpool
     n = len(labels)
     out = {}
     for text, (name, params, cutoff) in parsed.items():
@@ -188,13 +294,41 @@ def _query_values(ranked, judgments, parsed, relevance_level):
             value = num_rel
         elif name == "NumRelRet":
             value = tp(n)
+        elif name in ("Bpref", "GMBpref"):
+            value = _bpref(labels, judgments, level, num_rel)
+        elif name == "IPrec":
+            value = _iprec(rel, num_rel, cutoff, trec_version)
+        elif name == "AP11":
+            values = [_iprec(rel, num_rel, p, trec_version) for p in _RECALL_LEVELS]
+            value = sum(values) / len(values)
+        elif name == "infAP":
+            value = _infap(labels, level, num_rel)
+        elif name == "Judged":
+            value = sum(1 for lab in labels[:cutoff] if lab is not None and lab >= 0) / cutoff
+        elif name == "SetP":
+            value = tp(n) / n if n > 0 else 0.0
+        elif name == "SetR":
+            value = tp(n) / num_rel if num_rel > 0 else 0.0
+        elif name == "NumNonrelJudgedRet":
+            value = sum(1 for lab in labels if lab is not None and 0 <= lab < level)
         else:  # NumQ
             value = 1
         out[text] = float(value)
     return out
 
 
-def evaluate(run, qrels, measures, *, relevance_level=1, ties="trec", queries="judged"):
+def evaluate(
+    run,
+    qrels,
+    measures,
+    *,
+    relevance_level=1,
+    ties="trec",
+    queries="judged",
+    trec_version=9,
+    depth=None,
+    judged_only=False,
+):
     """Evaluate ``run`` against ``qrels``; return ``{query: {measure: value}}``.
 
     run:      {query: {doc: score}}; inner insertion order is the input order.
@@ -206,9 +340,28 @@ def evaluate(run, qrels, measures, *, relevance_level=1, ties="trec", queries="j
               "optimistic" / "pessimistic" (tied scores ordered by label).
     queries:  "judged" (every qrels query, like trec_eval -c) or "retrieved"
               (qrels queries with at least one retrieved doc).
+    trec_version: 9 (trec_eval 9.0.8, default) or 10 (trec_eval 10.0:
+              "trec" ties compare scores as doubles instead of float32, and
+              IPrec/AP11 round p*R with lround instead of truncating p*R+0.9).
+    depth:    None or int >= 1; keep only the top ``depth`` ranked docs
+              (trec_eval -M).
+    judged_only: after the depth cut, drop retrieved docs that are not judged
+              (absent from qrels or negative label) and close the rank gaps
+              (trec_eval -J).  R is unchanged.
+
+    Measures (``rel=L`` overrides relevance_level where allowed): AP, GMAP,
+    P@K, R@K, RR, Rprec, nDCG, Success@K, F, NumRet, NumRel, NumRelRet, NumQ,
+    Bpref, GMBpref, IPrec@p, AP11 (alias 11pt), infAP, Judged@K, SetP, SetR,
+    NumNonrelJudgedRet.
     """
     if queries not in ("judged", "retrieved"):
         msg = f"unknown queries mode {queries!r}"
+        raise ValueError(msg)
+    if trec_version not in (9, 10):
+        msg = f"unknown trec_version {trec_version!r}"
+        raise ValueError(msg)
+    if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
+        msg = f"depth must be None or an int >= 1, not {depth!r}"
         raise ValueError(msg)
     if ties not in ("trec", "input", "optimistic", "pessimistic"):
         msg = f"unknown ties mode {ties!r}"
@@ -220,17 +373,22 @@ def evaluate(run, qrels, measures, *, relevance_level=1, ties="trec", queries="j
         docs = run.get(query) or {}
         if queries == "retrieved" and not docs:
             continue
-        ranked = _rank(docs, judgments, ties)
-        results[query] = _query_values(ranked, judgments, parsed, relevance_level)
+        ranked = _rank(docs, judgments, ties, trec_version)
+        if depth is not None:
+            ranked = ranked[:depth]
+        if judged_only:
+            ranked = [doc for doc in ranked if judgments.get(doc, -1) >= 0]
+        results[query] = _query_values(ranked, judgments, parsed, relevance_level, trec_version)
     return results
 
 
 def summarize(per_query):
     """Aggregate ``evaluate`` output over queries.
 
-    Arithmetic mean for rate measures, sum for NumRet/NumRel/NumRelRet/NumQ,
-    and for GMAP the geometric mean exp(mean(log(max(AP, 1e-5)))) as in
-    trec_eval's gm_map.  Returns {} for an empty input.
+    Arithmetic mean for rate measures, sum for NumRet/NumRel/NumRelRet/NumQ/
+    NumNonrelJudgedRet, and for GMAP and GMBpref the geometric mean
+    exp(mean(log(max(x, 1e-5)))) as in trec_eval's gm_map and gm_bpref.
+    Returns {} for an empty input.
     """
     if not per_query:
         return {}
@@ -241,7 +399,7 @@ def summarize(per_query):
         values = [row[text] for row in rows]
         if name in _SUMMED:
             summary[text] = float(sum(values))
-        elif name == "GMAP":
+        elif name in _GEOMETRIC:
             logs = [math.log(max(v, _GM_FLOOR)) for v in values]
             summary[text] = math.exp(sum(logs) / len(logs))
         else:

@@ -5,7 +5,9 @@
 3. Property tests (hypothesis) for the tie-handling modes.
 4. A cross-check against pytrec_eval (trec_eval 9) on many seeded random
    cases; pytrec_eval always runs in a subprocess with a timeout because it
-   has been seen to hang on some inputs.
+   has been seen to hang on some inputs (and segfaults on others).
+5. Golden outputs of trec_eval 9.0.8 and 10.0 on trec_eval's own test
+   collection (skipped when ../shared/trec_eval-test is absent).
 """
 
 from __future__ import annotations
@@ -305,6 +307,232 @@ def test_parser_accepts_and_keeps_keys():
     assert res["q"]["P(rel=2)@5"] == approx(0.2)
 
 
+# --- New measures: Bpref, GMBpref, IPrec, AP11, infAP, Judged, SetP, SetR,
+# NumNonrelJudgedRet, and the depth / judged_only / trec_version switches.
+
+# Ranking (distinct scores, so every ties mode gives this order):
+#   rank 1 n1 (0)   judged non-relevant
+#   rank 2 r1 (1)   relevant
+#   rank 3 x        nonpool (absent from qrels)
+#   rank 4 u (-1)   pooled but unjudged
+#   rank 5 r2 (2)   relevant
+#   rank 6 n2 (0)   judged non-relevant
+#   rank 7 r3 (1)   relevant
+# Not retrieved: r4 (1), n3 (0), n4 (0), u2 (-1).
+# Level 1: R = 4 (r1..r4), judged non-relevant nn = 4 (n1..n4), rr = 3.
+NEW_RUN = {"q": {"n1": 7.0, "r1": 6.0, "x": 5.0, "u": 4.0, "r2": 3.0, "n2": 2.0, "r3": 1.0}}
+NEW_QRELS = {
+    "q": {"n1": 0, "r1": 1, "u": -1, "r2": 2, "n2": 0, "r3": 1,
+          "r4": 1, "n3": 0, "n4": 0, "u2": -1},
+}  # fmt: skip
+EPS = 1e-5
+NEW = ["Bpref", "GMBpref", "IPrec@0.3", "AP11", "infAP", "SetP", "SetR", "NumNonrelJudgedRet"]
+
+
+def test_bpref_hand():
+    res = ref.evaluate(NEW_RUN, NEW_QRELS, ["Bpref", "GMBpref", "Bpref(rel=2)"])["q"]
+    # Level 1, min(nn, R) = 4; nonrel seen before r1: 1, r2: 1 (x, u do not
+    # count), r3: 2 -> (1 - 1/4) + (1 - 1/4) + (1 - 2/4) = 2.0 -> 2.0 / 4.
+    assert res["Bpref"] == approx(0.5)
+    assert res["GMBpref"] == res["Bpref"]  # per query GMBpref is Bpref
+    # Level 2: R = 1 (r2); nn = 7 (labels 0 and 1); before r2 two judged
+    # docs below level 2 (n1, r1): 1 - min(2, 1) / min(7, 1) = 0.
+    assert res["Bpref(rel=2)"] == 0.0
+    # nn < R: a(1) b(0) c(1) d(1), R = 3, nn = 1: a adds 1 (nothing judged
+    # non-relevant above), c and d add 1 - min(1, 3)/min(1, 3) = 0 -> 1/3.
+    run = {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    qrels = {"q": {"a": 1, "b": 0, "c": 1, "d": 1}}
+    assert ref.evaluate(run, qrels, ["Bpref"])["q"]["Bpref"] == approx(1 / 3)
+    # Only nonpool / unjudged docs above the relevant ones: all add 1.
+    # (nn = 0 here, which must not be divided by.)
+    run = {"q": {"x": 3.0, "u": 2.0, "a": 1.0}}
+    qrels = {"q": {"u": -1, "a": 1, "m": 1}}
+    # a adds 1; m (relevant, not retrieved) adds nothing; R = 2 -> 1/2.
+    assert ref.evaluate(run, qrels, ["Bpref"])["q"]["Bpref"] == approx(1 / 2)
+
+
+def test_infap_hand():
+    res = ref.evaluate(NEW_RUN, NEW_QRELS, ["infAP", "AP"])["q"]
+    # i counts every retrieved doc.  At r1 (i=2; nsf=1, unj=0, rsf=1):
+    #   1/2 + (1/2) * (1/1) * (eps / (1 + 2 eps))
+    # At r2 (i=5; x skipped, u -> unj=1; rsf=2, nsf=1):
+    #   1/5 + (4/5) * ((1+1+1)/4) * ((1+eps)/(2+2eps)) = 0.2 + 0.6 * 0.5 = 0.5
+    # At r3 (i=7; nsf=2, unj=1, rsf=3):
+    #   1/7 + (6/7) * ((2+2+1)/6) * ((2+eps)/(4+2eps)) = 1/7 + (5/7)/2 = 0.5
+    # infAP = (1.5 + 0.5 * eps / (1 + 2 eps)) / 4 = 0.375 + 1.25e-6 (approx.)
+    expected = (0.5 + 0.5 * EPS / (1 + 2 * EPS) + 0.5 + 0.5) / 4
+    assert res["infAP"] == pytest.approx(expected, abs=1e-15)
+    assert res["infAP"] == approx(0.37500125)
+    # rank 1 relevant adds exactly 1; a lone relevant doc -> infAP = 1 / R.
+    res = ref.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1, "b": 1}}, ["infAP"])["q"]
+    assert res["infAP"] == 0.5
+    # Level 2: R = 1 and only r2 (i=5) is relevant; above it n1 and r1 are
+    # judged below level 2 (nsf=2) and u is unjudged (unj=1), rsf=1:
+    #   1/5 + (4/5) * ((0+2+1)/4) * (eps / (2 + 2 eps)).
+    res = ref.evaluate(NEW_RUN, NEW_QRELS, ["infAP(rel=2)"])["q"]
+    assert res["infAP(rel=2)"] == pytest.approx(
+        0.2 + 0.8 * (3 / 4) * (EPS / (2 + 2 * EPS)), abs=1e-15
+    )
+
+
+def test_iprec_and_ap11_hand():
+    names = [f"IPrec@{p / 10:.1f}" for p in range(11)]
+    v9 = ref.evaluate(NEW_RUN, NEW_QRELS, [*names, "AP11", "11pt"])["q"]
+    v10 = ref.evaluate(NEW_RUN, NEW_QRELS, [*names, "AP11", "11pt"], trec_version=10)["q"]
+    # Relevant retrieved at ranks 2, 5, 7: precisions 1/2, 2/5, 3/7; R = 4.
+    # v9 cut = floor(4p + 0.9):  0 1 1 2 2 2 3 3 4 4 4  (p = 0, 0.1, ..., 1)
+    # v10 cut = lround(4p):      0 0 1 1 2 2 2 3 3 4 4
+    # value = max precision at the cut-th relevant doc or later (cut 0 acts
+    # as 1); 0 when cut > rr = 3.
+    h, t = 0.5, 3 / 7  # best from the 1st / from the 2nd or 3rd relevant doc
+    exp9 = [h, h, h, t, t, t, t, t, 0, 0, 0]
+    exp10 = [h, h, h, h, t, t, t, t, t, 0, 0]
+    assert [v9[m] for m in names] == [approx(x) for x in exp9]
+    assert [v10[m] for m in names] == [approx(x) for x in exp10]
+    assert v9["AP11"] == approx((3 * h + 5 * t) / 11)  # 0.331169
+    assert v9["AP11"] == approx(0.331169)
+    assert v10["AP11"] == approx((4 * h + 5 * t) / 11)  # 0.376623
+    assert v9["11pt"] == v9["AP11"] and v10["11pt"] == v10["AP11"]
+    # Decimal spellings of the same level are the same measure.
+    res = ref.evaluate(NEW_RUN, NEW_QRELS, ["IPrec@0.30", "IPrec@0", "IPrec@1", "IPrec@1.00"])
+    assert res["q"]["IPrec@0.30"] == v9["IPrec@0.3"]
+    assert res["q"]["IPrec@0"] == h and res["q"]["IPrec@1"] == res["q"]["IPrec@1.00"] == 0.0
+
+
+def test_iprec_version_cut_rules():
+    # R = 12 relevant, retrieved relevant only at ranks 1 and 10 (rr = 2).
+    run = {"q": {f"d{i:02d}": 20.0 - i for i in range(1, 11)}}
+    qrels = {"q": {"d01": 1, "d10": 1, **{f"m{i}": 1 for i in range(10)}, "d05": 0}}
+    ms = ["IPrec@0.1", "IPrec@0.2", "IPrec@0", "NumRel"]
+    v9 = ref.evaluate(run, qrels, ms)["q"]
+    v10 = ref.evaluate(run, qrels, ms, trec_version=10)["q"]
+    assert v9["NumRel"] == 12.0
+    # p = 0.1: v9 cut = floor(1.2 + 0.9) = 2 -> precision at rank 10 = 2/10;
+    #          v10 cut = floor(1.2 + 0.5) = 1 -> max(1/1, 2/10) = 1.
+    assert v9["IPrec@0.1"] == approx(0.2) and v10["IPrec@0.1"] == 1.0
+    # p = 0.2: v9 cut = floor(2.4 + 0.9) = 3 > rr = 2 -> 0;
+    #          v10 cut = lround(2.4) = 2 -> 2/10.
+    assert v9["IPrec@0.2"] == 0.0 and v10["IPrec@0.2"] == approx(0.2)
+    assert v9["IPrec@0"] == v10["IPrec@0"] == 1.0
+    # lround rounds halves away from zero (not to even).
+    assert [ref._lround(x) for x in (0.0, 0.49, 0.5, 1.5, 2.5, 3.2)] == [0, 0, 1, 2, 3, 3]
+    # R = 3, p = 0.5: v9 floor(1.5 + 0.9) = 2, v10 lround(1.5) = 2 -> same.
+    # R = 1, p = 0.05: v9 floor(0.95) = 0, v10 lround(0.05) = 0 -> act as 1.
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    res = ref.evaluate(run, {"q": {"b": 1}}, ["IPrec@0.05"])["q"]
+    assert res["IPrec@0.05"] == approx(0.5)
+
+
+def test_judged_setp_setr_nonrel_hand():
+    ms = ["Judged@3", "Judged@5", "Judged@10", "SetP", "SetR", "NumNonrelJudgedRet",
+          "SetP(rel=2)", "SetR(rel=2)", "NumNonrelJudgedRet(rel=2)", "NumRet"]  # fmt: skip
+    res = ref.evaluate(NEW_RUN, NEW_QRELS, ms)["q"]
+    # Top 3: n1, r1 judged; x nonpool -> 2/3.  Top 5 adds u (-1: not judged)
+    # and r2 -> 3/5.  Top 10: 5 judged of 7 retrieved, missing ranks count
+    # as not judged -> 5/10.
+    assert res["Judged@3"] == approx(2 / 3)
+    assert res["Judged@5"] == approx(3 / 5)
+    assert res["Judged@10"] == approx(0.5)
+    assert res["SetP"] == approx(3 / 7) and res["SetR"] == approx(3 / 4)
+    assert res["NumNonrelJudgedRet"] == 2.0  # n1, n2 (not x, not u)
+    # Level 2: relevant r2 only (R = 1); n1, r1, n2, r3 judged below level.
+    assert res["SetP(rel=2)"] == approx(1 / 7) and res["SetR(rel=2)"] == 1.0
+    assert res["NumNonrelJudgedRet(rel=2)"] == 4.0
+    assert res["NumRet"] == 7.0
+
+
+def test_depth_and_judged_only_hand():
+    ms = ["NumRet", "NumRelRet", "NumRel", "AP", "Bpref", "infAP", "SetP", "Judged@5", "P@2"]
+    full = ref.evaluate(NEW_RUN, NEW_QRELS, ms)["q"]
+    # -J drops x and u: n1 r1 r2 n2 r3 (ranks 1..5), R still 4.
+    j = ref.evaluate(NEW_RUN, NEW_QRELS, ms, judged_only=True)["q"]
+    assert (j["NumRet"], j["NumRelRet"], j["NumRel"]) == (5.0, 3.0, 4.0)
+    assert j["AP"] == approx((1 / 2 + 2 / 3 + 3 / 5) / 4)
+    assert full["AP"] == approx((1 / 2 + 2 / 5 + 3 / 7) / 4)
+    assert j["Bpref"] == full["Bpref"]  # bpref ignores unjudged docs anyway
+    # infAP without unjudged docs: r1 (i=2) 1/2 + (1/2)(1/1) eps/(1+2eps);
+    # r2 (i=3) 1/3 + (2/3)(2/2)(1+eps)/(2+2eps) = 2/3;
+    # r3 (i=5) 1/5 + (4/5)(4/4)(2+eps)/(4+2eps) = 3/5 -> AP plus a tiny term.
+    assert j["infAP"] == pytest.approx(
+        (0.5 + 0.5 * EPS / (1 + 2 * EPS) + 2 / 3 + 3 / 5) / 4, abs=1e-15
+    )
+    assert j["SetP"] == approx(3 / 5) and j["Judged@5"] == 1.0
+    # -M 4: n1 r1 x u.  Bpref: only r1, 1 - 1/4 -> 0.75 / 4.
+    d = ref.evaluate(NEW_RUN, NEW_QRELS, ms, depth=4)["q"]
+    assert (d["NumRet"], d["NumRelRet"], d["NumRel"]) == (4.0, 1.0, 4.0)
+    assert d["Bpref"] == approx(0.75 / 4) and d["AP"] == approx(0.5 / 4)
+    # Depth cut first, then -J: n1 r1 (not n1 r1 r2 n2).
+    dj = ref.evaluate(NEW_RUN, NEW_QRELS, ms, depth=4, judged_only=True)["q"]
+    assert (dj["NumRet"], dj["NumRelRet"], dj["P@2"]) == (2.0, 1.0, 0.5)
+    # A depth beyond the ranking changes nothing.
+    assert ref.evaluate(NEW_RUN, NEW_QRELS, ms, depth=1000)["q"] == full
+    # A query whose retrieved docs are all unjudged stays in "retrieved" mode.
+    res = ref.evaluate({"q": {"x": 1.0}}, {"q": {"a": 1}}, ["NumRet", "AP"],
+                       queries="retrieved", judged_only=True)  # fmt: skip
+    assert res == {"q": {"NumRet": 0.0, "AP": 0.0}}
+
+
+@pytest.mark.parametrize(
+    "bad", [{"depth": 0}, {"depth": 1.5}, {"depth": True}, {"trec_version": 8}]
+)
+def test_evaluate_rejects_bad_switches(bad):
+    with pytest.raises(ValueError):
+        ref.evaluate(NEW_RUN, NEW_QRELS, ["AP"], **bad)
+
+
+def test_trec_version_10_compares_doubles():
+    # Equal in float32, different in float64: v9 ties them (doc id
+    # descending puts b first), v10 keeps the double order (a first).
+    docs = {"a": 0.1 + 1e-12, "b": 0.1}
+    assert ref._rank(docs, {}, "trec") == ["b", "a"]
+    assert ref._rank(docs, {}, "trec", 10) == ["a", "b"]
+    assert ref._rank({"a": 0.0, "b": -0.0}, {}, "trec", 10) == ["b", "a"]  # -0.0 == 0.0
+    res9 = ref.evaluate({"q": docs}, {"q": {"a": 1}}, ["RR"])["q"]["RR"]
+    res10 = ref.evaluate({"q": docs}, {"q": {"a": 1}}, ["RR"], trec_version=10)["q"]["RR"]
+    assert (res9, res10) == (0.5, 1.0)
+
+
+def test_new_measures_zero_cases_and_summary():
+    run = {"q": dict(NEW_RUN["q"]), "e": {}, "z": {"a": 1.0, "b": 0.5}}
+    qrels = {"q": NEW_QRELS["q"], "e": {"a": 1, "b": 0}, "z": {"a": 0, "c": -1}}
+    per_query = ref.evaluate(run, qrels, [*NEW, "Judged@2"])
+    # e: empty ranking (R = 1); z: no relevant doc (R = 0): every rate is 0,
+    # except z's Judged@2 (a judged, b nonpool) = 1/2.
+    for q in ("e", "z"):
+        rates = {k: v for k, v in per_query[q].items() if not k.startswith(("Num", "Judged"))}
+        assert set(rates.values()) == {0.0}, (q, rates)
+    assert per_query["e"]["Judged@2"] == 0.0 and per_query["z"]["Judged@2"] == 0.5
+    assert per_query["z"]["NumNonrelJudgedRet"] == 1.0
+    summary = ref.summarize(per_query)
+    assert summary["NumNonrelJudgedRet"] == 3.0  # summed: 2 + 0 + 1
+    assert summary["Bpref"] == approx(0.5 / 3)
+    assert summary["SetP"] == approx((3 / 7) / 3)
+    # GMBpref = exp(mean(log(max(bpref, 1e-5)))) = (0.5 * 1e-5 * 1e-5) ** (1/3)
+    assert summary["GMBpref"] == pytest.approx((0.5 * 1e-10) ** (1 / 3), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["IPrec", "IPrec@1.5", "IPrec@2", "IPrec@-0.1", "IPrec@.5", "P@0.5", "AP@1.0",
+     "Judged", "Judged(rel=2)@5", "Bpref@5", "GMBpref@5", "AP11@3", "11pt@3", "SetP@3",
+     "SetR@3", "infAP@10", "NumNonrelJudgedRet@5", "iprec@0.1", "bpref", "11pts"],
+)  # fmt: skip
+def test_parser_rejects_new(bad):
+    with pytest.raises(ValueError):
+        ref.evaluate({}, {"q": {}}, [bad])
+
+
+def test_parser_accepts_new():
+    assert ref.parse_measure("IPrec@0.1") == ("IPrec", {}, 0.1)
+    assert ref.parse_measure("IPrec(rel=2)@1") == ("IPrec", {"rel": 2}, 1.0)
+    assert ref.parse_measure("IPrec@0") == ("IPrec", {}, 0.0)
+    assert ref.parse_measure("11pt") == ("AP11", {}, None)
+    assert ref.parse_measure("11pt(rel=2)") == ("AP11", {"rel": 2}, None)
+    assert ref.parse_measure("Judged@10") == ("Judged", {}, 10)
+    for name in ("Bpref", "GMBpref", "infAP", "SetP", "SetR", "NumNonrelJudgedRet"):
+        assert ref.parse_measure(f"{name}(rel=3)") == (name, {"rel": 3}, None)
+
+
 # ---------------------------------------------------------------------------
 # 3. Properties (hypothesis)
 # ---------------------------------------------------------------------------
@@ -361,8 +589,10 @@ _WORKER = """
 import json, sys
 import pytrec_eval
 out = []
-for qrels, run, measures, level in json.load(sys.stdin):
-    ev = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=level)
+for qrels, run, measures, level, judged_only in json.load(sys.stdin):
+    ev = pytrec_eval.RelevanceEvaluator(
+        qrels, set(measures), relevance_level=level, judged_docs_only_flag=judged_only
+    )
     out.append(ev.evaluate(run))
 json.dump(out, sys.stdout)
 """
@@ -377,11 +607,21 @@ PYTREC_MEASURES = [
 NDCG_MEASURES = ["ndcg", f"ndcg_cut.{_CUT_SPEC}"]
 # trec_eval's set_F.x computes (x+1)PR/(xP+R): its x is beta squared.
 F_VARIANTS = {"set_F.0.25": "F(beta=0.5)", "set_F.4": "F(beta=2)"}
+# The newer measures (gm_bpref is left out: pytrec_eval segfaults when it is
+# requested together with another measure and the first ranking it
+# evaluates is empty; GMBpref is checked against the golden files instead).
+NEW_PYTREC_MEASURES = [
+    "bpref", "iprec_at_recall", "11pt_avg", "infAP", "set_P", "set_recall",
+    "num_nonrel_judged_ret",
+]  # fmt: skip
+IPREC_KEYS = [f"iprec_at_recall_{p / 10:.2f}" for p in range(11)]
 
 _SIMPLE = {
     "map": "AP", "gm_map": "GMAP", "Rprec": "Rprec", "recip_rank": "RR",
     "num_ret": "NumRet", "num_rel": "NumRel", "num_rel_ret": "NumRelRet",
-    "num_q": "NumQ", "ndcg": "nDCG",
+    "num_q": "NumQ", "ndcg": "nDCG", "bpref": "Bpref", "11pt_avg": "AP11",
+    "infAP": "infAP", "set_P": "SetP", "set_recall": "SetR",
+    "num_nonrel_judged_ret": "NumNonrelJudgedRet",
 }  # fmt: skip
 _PREFIX = {
     "P_": "P@", "recall_": "R@", "map_cut_": "AP@", "ndcg_cut_": "nDCG@",
@@ -394,6 +634,8 @@ def _ref_name(key, f_name):
         return f_name
     if key in _SIMPLE:
         return _SIMPLE[key]
+    if key in IPREC_KEYS:  # iprec_at_recall_0.10 -> IPrec@0.10
+        return "IPrec@" + key.rpartition("_")[2]
     for prefix, name in _PREFIX.items():
         if key.startswith(prefix) and key[len(prefix) :].isdigit():
             return name + key[len(prefix) :]
@@ -474,14 +716,33 @@ EXPLICIT = [
 ]
 
 
-def _compare(pytrec_out, ref_out, f_name, where):
-    """Return a list of mismatch descriptions (empty when all agree)."""
+# pytrec_eval (trec_eval's calc called on an empty ranking, which trec_eval
+# itself never does: its -c fills such queries with zeros) divides
+# 0 / num_ret = 0 / 0 and reports NaN for iprec_at_recall at the levels
+# whose cut is 0, hence for 11pt_avg too.  The reference gives 0, as
+# trec_eval does.
+_NAN_ON_EMPTY = {*IPREC_KEYS, "11pt_avg"}
+
+
+def _compare(pytrec_out, ref_out, f_name, where, nan_log=None):
+    """Return a list of mismatch descriptions (empty when all agree).
+
+    Known pytrec_eval NaNs (see _NAN_ON_EMPTY) on empty rankings are
+    accepted when the reference gives 0; they are appended to ``nan_log``.
+    """
     errors = []
     if set(pytrec_out) != set(ref_out):
         return [f"{where}: queries {sorted(pytrec_out)} != {sorted(ref_out)}"]
     for q, values in pytrec_out.items():
         for key, expected in values.items():
             got = ref_out[q][_ref_name(key, f_name)]
+            if math.isnan(expected):
+                if key in _NAN_ON_EMPTY and got == 0.0 and ref_out[q]["NumRet"] == 0:
+                    if nan_log is not None:
+                        nan_log.append((where, q, key))
+                    continue
+                errors.append(f"{where} {q} {key}: pytrec NaN ref {got!r}")
+                continue
             if key == "gm_map":
                 got = math.log(max(got, 1e-5))
             if abs(got - expected) > 1e-9:
@@ -489,8 +750,10 @@ def _compare(pytrec_out, ref_out, f_name, where):
     return errors
 
 
-def _crosscheck(cases, levels, with_ndcg, f_variant=None):
-    pt_measures = PYTREC_MEASURES + (NDCG_MEASURES if with_ndcg else [])
+def _crosscheck(
+    cases, levels, with_ndcg, f_variant=None, extra=(), judged_only=False, nan_log=None
+):
+    pt_measures = PYTREC_MEASURES + (NDCG_MEASURES if with_ndcg else []) + list(extra)
     f_name = "F"
     if f_variant is not None:
         pt_measures = [m for m in pt_measures if m != "set_F"] + [f_variant]
@@ -501,14 +764,14 @@ def _crosscheck(cases, levels, with_ndcg, f_variant=None):
         # As in trec_eval -c: every judged query, unretrieved ones as empty.
         padded = {**run, **{q: {} for q in qrels if q not in run}}
         for level in levels:
-            jobs.append([qrels, run, pt_measures, level])
-            jobs.append([qrels, padded, pt_measures, level])
+            jobs.append([qrels, run, pt_measures, level, judged_only])
+            jobs.append([qrels, padded, pt_measures, level, judged_only])
     results = iter(_run_pytrec(jobs))
     errors, n_values = [], 0
     for i, (run, qrels) in enumerate(cases):
         for level in levels:
             plain, padded = next(results), next(results)
-            kw = {"relevance_level": level, "ties": "trec"}
+            kw = {"relevance_level": level, "ties": "trec", "judged_only": judged_only}
             judged = ref.evaluate(run, qrels, ref_measures, queries="judged", **kw)
             retrieved = ref.evaluate(run, qrels, ref_measures, queries="retrieved", **kw)
             # pytrec_eval also evaluates run queries given as empty dicts;
@@ -516,9 +779,9 @@ def _crosscheck(cases, levels, with_ndcg, f_variant=None):
             empty = {q: v for q, v in plain.items() if not run.get(q)}
             plain = {q: v for q, v in plain.items() if run.get(q)}
             where = f"case {i} level {level}"
-            errors += _compare(plain, retrieved, f_name, where + " retrieved")
-            errors += _compare(empty, {q: judged[q] for q in empty}, f_name, where)
-            errors += _compare(padded, judged, f_name, where + " judged")
+            errors += _compare(plain, retrieved, f_name, where + " retrieved", nan_log)
+            errors += _compare(empty, {q: judged[q] for q in empty}, f_name, where, nan_log)
+            errors += _compare(padded, judged, f_name, where + " judged", nan_log)
             n_values += sum(len(v) for v in padded.values())
             # Summary: GMAP against exp(mean(gm_map)) as pytrec_eval does it.
             if padded:
@@ -539,6 +802,8 @@ def _expected_keys(pt_measures):
         name, _, params = m.partition(".")
         if name in ("P", "recall", "map_cut", "ndcg_cut", "success"):
             keys += [f"{name}_{k}" for k in params.split(",")]
+        elif name == "iprec_at_recall":
+            keys += IPREC_KEYS
         else:
             keys.append(name)
     return keys
@@ -584,12 +849,190 @@ def test_pytrec_random_f_beta(f_variant):
     assert not errors, "\n".join(errors[:20])
 
 
+def _count_labels(cases):
+    """(#queries with a -1 label, #queries with >= 1 negative label, #queries)."""
+    qrels_list = [qrels for _, qrels in cases]
+    with_minus1 = sum(-1 in q.values() for qs in qrels_list for q in qs.values())
+    with_neg = sum(min(q.values()) < 0 for qs in qrels_list for q in qs.values())
+    return with_minus1, with_neg, sum(len(qs) for qs in qrels_list)
+
+
+def test_pytrec_random_new_measures_with_unjudged_labels():
+    # Labels -1..3: -1 ("pooled but unjudged" for bpref/infAP) occurs in some
+    # queries only; no query has only labels <= -2; no nDCG (can hang).
+    cases = _random_cases(seed=424242, count=160, min_label=-1)
+    with_minus1, _, total = _count_labels(cases)
+    assert 0 < with_minus1 < total
+    nan_log = []
+    errors, n_values = _crosscheck(
+        cases, levels=[1, 2], with_ndcg=False, extra=NEW_PYTREC_MEASURES, nan_log=nan_log
+    )
+    assert not errors, "\n".join(errors[:20])
+    assert n_values > 40_000
+    # The NaN quirk was really met (on empty rankings only, see _compare).
+    assert nan_log and {key for _, _, key in nan_log} <= _NAN_ON_EMPTY
+
+
+def test_pytrec_random_new_measures_nonnegative_labels():
+    cases = _random_cases(seed=8080, count=100, min_label=0)
+    errors, _ = _crosscheck(cases, levels=[1, 2], with_ndcg=True, extra=NEW_PYTREC_MEASURES)
+    assert not errors, "\n".join(errors[:20])
+
+
+def test_pytrec_random_judged_only():
+    # trec_eval -J (pytrec_eval judged_docs_only_flag) against judged_only=True,
+    # every measure, labels -2..3 (no nDCG: negative labels).
+    cases = _random_cases(seed=1234, count=100, min_label=-2)
+    assert _count_labels(cases)[1] > 0
+    errors, _ = _crosscheck(
+        cases, levels=[1, 2], with_ndcg=False, extra=NEW_PYTREC_MEASURES, judged_only=True
+    )
+    assert not errors, "\n".join(errors[:20])
+
+
 def test_rel_param_equals_relevance_level():
     # "X(rel=2)@K" at the default level must equal "X@K" at relevance_level=2
     # (nDCG ignores both), so the pytrec_eval level-2 checks cover rel=L too.
-    plain = [m for m in ALL if "(" not in m]
+    plain = [m for m in ALL + NEW if "(" not in m]
     with_rel = [m.replace("@", "(rel=2)@") if "@" in m else m + "(rel=2)" for m in plain]
     for run, qrels in _random_cases(seed=3, count=60, min_label=-2):
         a = ref.evaluate(run, qrels, plain, relevance_level=2)
         b = ref.evaluate(run, qrels, with_rel)
         assert [list(v.values()) for v in a.values()] == [list(v.values()) for v in b.values()]
+
+
+# ---------------------------------------------------------------------------
+# 5. Golden: trec_eval's own test collection and its printed outputs
+# ---------------------------------------------------------------------------
+
+GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "trec_eval-test"
+# expected file -> (qrels, results, evaluate keywords); see the folder's README.
+GOLDEN_FILES = {
+    "out.test.aq": ("qrels.test", "results.test", {"queries": "retrieved"}),
+    "out.test.aqc": ("qrels.test", "results.trunc", {"queries": "judged"}),  # -c
+    "out.test.aqcM": ("qrels.test", "results.trunc", {"queries": "judged", "depth": 100}),
+    "out.test.aql": (
+        "qrels.rel_level", "results.test", {"queries": "retrieved", "relevance_level": 2},
+    ),  # -l2; these qrels hold -1 (pooled but unjudged) labels
+}  # fmt: skip
+GOLDEN_VERSIONS = {9: "v9.0.8", 10: "v10.0"}
+_GOLDEN_SIMPLE = {
+    **_SIMPLE, "set_F": "F", "gm_map": "GMAP", "gm_bpref": "GMBpref",
+}  # fmt: skip
+_GOLDEN_PREFIX = {**_PREFIX, "iprec_at_recall_": "IPrec@", "unj_": "Judged@"}
+# Compared from the 9.0.8 file at least (the brief's list and a bit more).
+GOLDEN_REQUIRED = {
+    "map", "Rprec", "bpref", "recip_rank", "11pt_avg", "infAP", "set_P", "set_recall",
+    "num_nonrel_judged_ret", "success_1", "success_5", "success_10", "gm_map", "gm_bpref",
+    *IPREC_KEYS, *(f"{m}_{k}" for m in ("P", "map_cut", "recall", "ndcg_cut")
+                   for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+}  # fmt: skip
+
+
+def _golden_ref_name(trec_name):
+    """Reference measure for a trec_eval output name, or None if not covered."""
+    if trec_name in _GOLDEN_SIMPLE:
+        return _GOLDEN_SIMPLE[trec_name]
+    for prefix, name in _GOLDEN_PREFIX.items():
+        suffix = trec_name[len(prefix) :]
+        if trec_name.startswith(prefix) and suffix.replace(".", "", 1).isdigit():
+            return name + suffix
+    return None
+
+
+def _read_golden_run(path):
+    run = {}
+    for line in path.read_text().splitlines():
+        # qid Q0 docno rank score tag [junk]: the score ranks, not the rank.
+        qid, _, docno, _, score = line.split()[:5]
+        run.setdefault(qid, {})[docno] = float(score)
+    return run
+
+
+def _read_golden_qrels(path):
+    qrels = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, label = line.split()
+        qrels.setdefault(qid, {})[docno] = int(label)
+    return qrels
+
+
+def _relstring(ranked, judgments, k):
+    """trec_eval relstring: label digit ('>' above 9), '-' nonpool, '.' unjudged."""
+    chars = []
+    for doc in ranked[:k]:
+        label = judgments.get(doc)
+        if label is None:
+            chars.append("-")
+        else:
+            chars.append("." if label < 0 else ">" if label > 9 else str(label))
+    return "'" + "".join(chars) + "'"
+
+
+@pytest.mark.skipif(not GOLDEN_DIR.is_dir(), reason=f"{GOLDEN_DIR} is absent")
+@pytest.mark.parametrize("expected_file", sorted(GOLDEN_FILES))
+@pytest.mark.parametrize("version", sorted(GOLDEN_VERSIONS))
+def test_trec_eval_golden(version, expected_file):
+    qrels_file, results_file, kwargs = GOLDEN_FILES[expected_file]
+    qrels = _read_golden_qrels(GOLDEN_DIR / qrels_file)
+    run = _read_golden_run(GOLDEN_DIR / results_file)
+    rows = []
+    text = (GOLDEN_DIR / GOLDEN_VERSIONS[version] / expected_file).read_text()
+    for line in text.splitlines():
+        trec_name, qid, value = line.split("\t")
+        rows.append((trec_name.strip(), qid, value))
+    measures = sorted({_golden_ref_name(m) for m, _, _ in rows} - {None} | {"NumRet"})
+    per_query = ref.evaluate(run, qrels, measures, trec_version=version, **kwargs)
+    summary = ref.summarize(per_query)
+
+    def unj(values, k):  # unjudged fraction; missing ranks count as judged
+        return min(values["NumRet"], k) / k - values[f"Judged@{k}"]
+
+    errors, compared = [], set()
+    for trec_name, qid, value in rows:
+        if trec_name.startswith("relstring"):  # the top-20 labels in rank order
+            k = 20 if trec_name == "relstring_20" else 10
+            ranked = ref._rank(run.get(qid, {}), qrels[qid], "trec", version)
+            ranked = ranked[: kwargs.get("depth")]
+            got_text = _relstring(ranked, qrels[qid], k)
+            judged = sum(c.isdigit() for c in value) / k  # Judged@k from it
+            assert per_query[qid].get(f"Judged@{k}", judged) == judged
+            if got_text != value:
+                errors.append(f"{trec_name} {qid}: trec_eval {value} ref {got_text}")
+            compared.add(trec_name)
+            continue
+        name = _golden_ref_name(trec_name)
+        if name is None:
+            continue
+        if name.startswith("Judged@"):
+            k = int(name.partition("@")[2])
+            if qid == "all":
+                got = sum(unj(v, k) for v in per_query.values()) / len(per_query)
+            else:
+                got = unj(per_query[qid], k)
+        else:
+            got = summary[name] if qid == "all" else per_query[qid][name]
+        got_text = f"{got:.4f}" if "." in value else str(round(got))
+        if "." not in value:
+            assert got == round(got)  # counts are integers
+        if got_text != value:
+            errors.append(f"{trec_name} {qid}: trec_eval {value} ref {got_text} ({got!r})")
+        compared.add(trec_name)
+    assert not errors, f"{GOLDEN_VERSIONS[version]}/{expected_file}:\n" + "\n".join(errors)
+    assert GOLDEN_REQUIRED <= compared, sorted(GOLDEN_REQUIRED - compared)
+    # Every printed query was evaluated (v9 -c prints only retrieved queries).
+    assert {q for _, q, _ in rows} - {"all"} <= set(per_query)
+
+
+@pytest.mark.skipif(not GOLDEN_DIR.is_dir(), reason=f"{GOLDEN_DIR} is absent")
+def test_trec_eval_golden_versions_differ_as_expected():
+    # The 9.0.8 and 10.0 outputs differ (among the measures compared) only in
+    # iprec_at_recall / 11pt_avg, which the reference reproduces per version.
+    qrels = _read_golden_qrels(GOLDEN_DIR / "qrels.rel_level")
+    run = _read_golden_run(GOLDEN_DIR / "results.test")
+    ms = ["IPrec@0.1", "NumRel"]
+    v9 = ref.evaluate(run, qrels, ms, relevance_level=2, trec_version=9)["301"]
+    v10 = ref.evaluate(run, qrels, ms, relevance_level=2, trec_version=10)["301"]
+    # Topic 301 at level 2: R = 12, so p = 0.1 gives cut 2 (v9) vs 1 (v10).
+    assert v9["NumRel"] == 12.0
+    assert (f"{v9['IPrec@0.1']:.4f}", f"{v10['IPrec@0.1']:.4f}") == ("0.0000", "0.0033")

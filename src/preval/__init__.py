@@ -15,6 +15,7 @@ from .errors import (
     PrevalError,
 )
 from .evaluate import audit, evaluate, to_long
+from .io import scan_qrels, scan_run
 from .measures import CATALOGUE, parse
 from .summary import summarize
 
@@ -33,6 +34,8 @@ __all__ = [
     "audit",
     "evaluate",
     "parse",
+    "scan_qrels",
+    "scan_run",
     "summarize",
     "to_long",
 ]

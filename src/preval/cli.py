@@ -296,7 +296,8 @@ def _print_audit(audit_df: pl.DataFrame, n: int) -> None:
 
 def _trec(args: argparse.Namespace) -> int:
     lines = trec.parse_m(args.measures)
-    measures = list(dict.fromkeys(line.column for line in lines))
+    # NumRet is needed to tell which queries have results (-c -q in version 9)
+    measures = list(dict.fromkeys([*(line.column for line in lines), "NumRet"]))
     files = [Path(p) for p in args.runs]
     names = io.run_names(files)
     per_query = evaluate(

@@ -121,6 +121,7 @@ def evaluate(
     judged_only: bool = False,
     trec_version: int = 9,
     form: Literal["wide", "long"] = "wide",
+    format: Literal["table", "trec"] = "table",
 ) -> pl.LazyFrame:
     """Evaluate ranked results per query; return a LazyFrame, one row per (by..., query).
 
@@ -166,12 +167,25 @@ def evaluate(
     form
         ``"wide"``: one Float64 column per measure, named canonically; ``"long"``: rows of
         (by..., query, measure, value).
+    format
+        ``"table"`` (default): paths are Parquet/CSV tables. ``"trec"``: `data` is a TREC run
+        file or a list of them (see `scan_run`: one ``system`` per file, and `by` defaults to
+        ``"system"``) and `qrels` a TREC qrels file (`scan_qrels`).
 
     Returns
     -------
     polars.LazyFrame
         Sorted by (by..., query). Bad data raises a `PrevalError` when it is collected.
     """
+    if format == "trec":
+        if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+            data = io.scan_run(data)
+        if qrels is not None and not isinstance(qrels, (pl.DataFrame, pl.LazyFrame)):
+            qrels = io.scan_qrels(qrels)
+        by = "system" if by is None else by
+    elif format != "table":
+        msg = f"format must be 'table' or 'trec', got {format!r}"
+        raise InputError(msg)
     plan = build_plan(
         data,
         measures,
@@ -311,7 +325,13 @@ def build_plan(
         rows = _dedupe(rows, [*keys, QUERY, DOC], SCORE, duplicates)
 
     if qrels is None:
-        ranking = Ranking("rows", relevance_level, depth=depth, trec_version=trec_version)
+        ranking = Ranking(
+            "rows",
+            relevance_level,
+            depth=depth,
+            judged_only=judged_only,
+            trec_version=trec_version,
+        )
         status = _aggregate(
             rows,
             keys,
@@ -319,11 +339,12 @@ def build_plan(
             ranking,
             ties,
             has_doc,
-            judged_only,
             judged=(pl.col(LABEL).is_not_null() & ~pl.col(PAD)).any(),
         )
     else:
-        ranking = Ranking("columns", relevance_level, level_cols, ideal_cols, depth, trec_version)
+        ranking = Ranking(
+            "columns", relevance_level, level_cols, ideal_cols, depth, judged_only, trec_version
+        )
         qrels_lf = io.scan(
             qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
         )
@@ -337,7 +358,6 @@ def build_plan(
             ranking,
             ties,
             duplicates,
-            judged_only,
         )
 
     check = validate.checker(
@@ -373,21 +393,18 @@ def _aggregate(
     ranking: Ranking,
     ties: str,
     has_doc: bool,
-    judged_only: bool,
     judged: pl.Expr,
 ) -> pl.LazyFrame:
     """Sort once, then one group_by/agg for every measure, audit and validation counter."""
     order, descending = sort_keys(ties, has_doc=has_doc, trec_version=ranking.trec_version)
     group = [*keys, QUERY]
-    if judged_only:  # trec_eval -J: unjudged retrieved documents take no rank
-        rows = rows.filter(pl.col(LABEL).is_not_null() | pl.col(SCORE).is_null() | pl.col(PAD))
     ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED)).sort(
         [*group, *order], descending=[False] * len(group) + descending, nulls_last=True
     )
     real = ~pl.col(PAD)
     status_exprs = [
         judged.alias(_JUDGED),
-        ranking.num_ret.cast(pl.Int64).alias(_N_RET),
+        pl.col(RETRIEVED).sum().cast(pl.Int64).alias(_N_RET),  # before -M/-J: the query set
         real.sum().cast(pl.Int64).alias(_N_ROWS),
         (pl.col(RETRIEVED) & pl.col(LABEL).is_null()).sum().cast(pl.Int64).alias(_N_UNJUDGED),
         ranking.num_rel(ranking.default_level).cast(pl.Int64).alias(_R),
@@ -410,7 +427,6 @@ def _with_qrels(
     ranking: Ranking,
     ties: str,
     duplicates: str,
-    judged_only: bool,
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -458,7 +474,7 @@ def _with_qrels(
         stats, on=[*qkeys, QUERY], how="left"
     )
     judged = pl.col(_NJ).first().is_not_null()
-    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged_only, judged)
+    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged)
 
     # Judged queries a system did not answer: one placeholder row each, same aggregation.
     wanted = stats.select(*qkeys, QUERY)
@@ -476,7 +492,7 @@ def _with_qrels(
         .join(stats, on=[*qkeys, QUERY], how="left")
         .select(schema.names())
     )
-    unanswered = _aggregate(pads, keys, specs, ranking, ties, True, judged_only, judged)
+    unanswered = _aggregate(pads, keys, specs, ranking, ties, True, judged)
     return pl.concat([answered, unanswered], how="vertical")
 
 

@@ -171,7 +171,7 @@ def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     level, k = s.level(r.default_level), s.cutoff
     rel = r.rel(level)
     contrib = pl.when(rel).then(r.tp(level) / r.rank).otherwise(0.0)
-    total = (contrib if k is None else contrib.head(k)).sum()
+    total = r.top(contrib, k).sum()
     norm = s.param("norm")
     R = r.num_rel(level)
     if norm == "min" and k is not None:
@@ -249,7 +249,7 @@ def reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
     relevant document is retrieved (within K), and so when R = 0.
     """
     inverse = pl.when(r.rel(s.level(r.default_level))).then(1.0 / r.rank).otherwise(0.0)
-    return (inverse if s.cutoff is None else inverse.head(s.cutoff)).max().fill_null(0.0)
+    return r.top(inverse, s.cutoff).max().fill_null(0.0)
 
 
 @measure(
@@ -438,7 +438,7 @@ def judged(r: Ranking, s: Spec) -> pl.Expr:
     Missing ranks beyond n count as unjudged (ir_measures ``Judged@k``). A negative label
     marks a pooled document that was never assessed, as in trec_eval: not judged.
     """
-    return r.judged().head(s.cutoff).sum() / s.cutoff
+    return r.top(r.judged(), s.cutoff).sum() / s.cutoff
 
 
 @measure("SetP", cutoff="none", params={"rel": REL}, aliases=("set_P",), trec="set_P")

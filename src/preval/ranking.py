@@ -73,8 +73,11 @@ class Ranking:
     ``"columns"`` reads them from columns joined in from separate qrels (`levels` and
     `ideal_cutoffs` name those columns; a level's column holds R, and the same name with
     ``N`` for ``R`` the judged non-relevant count). `default_level` is the evaluation's
-    relevance level, used by measures without their own ``rel=``. `depth` keeps only the top
-    ranks (trec_eval ``-M``); `trec_version` selects version-specific rules (IPrec rounding).
+    relevance level, used by measures without their own ``rel=``. `depth` ranks only the
+    first documents (trec_eval ``-M``), then `judged_only` drops unjudged ones from the ranking
+    (``-J``): both only change which rows are *ranked*, so rows are never removed and R, the
+    query set and the audit still see the input. `trec_version` selects version-specific rules
+    (IPrec rounding).
     """
 
     stats: Literal["rows", "columns"]
@@ -82,18 +85,34 @@ class Ranking:
     levels: dict[float, str] = field(default_factory=dict)
     ideal_cutoffs: dict[int | None, str] = field(default_factory=dict)
     depth: int | None = None
+    judged_only: bool = False
     trec_version: int = 9
 
     @property
+    def position(self) -> pl.Expr:
+        """1-based row position in the group: the rank before -M and -J."""
+        return pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+
+    @property
     def retrieved(self) -> pl.Expr:
-        if self.depth is None:
-            return pl.col(RETRIEVED)
-        return pl.col(RETRIEVED) & (self.rank <= self.depth)
+        """Rows that take a rank: retrieved, within `depth`, judged if `judged_only`."""
+        ranked = pl.col(RETRIEVED)
+        if self.depth is not None:
+            ranked = ranked & (self.position <= self.depth)
+        if self.judged_only:
+            ranked = ranked & (pl.col(LABEL) >= 0).fill_null(False)
+        return ranked
 
     @property
     def rank(self) -> pl.Expr:
-        """1-based position in the group; meaningful on retrieved rows, which come first."""
-        return pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        """1-based rank of a ranked row (on other rows: the rank of the last ranked row above)."""
+        if self.depth is None and not self.judged_only:
+            return self.position  # ranked rows come first, contiguous
+        return self.retrieved.cast(pl.Int64).cum_sum()
+
+    def top(self, expr: pl.Expr, k: int | None) -> pl.Expr:
+        """`expr` where the rank is within the cutoff k (everywhere when k is None), else 0."""
+        return expr if k is None else pl.when(self.rank <= k).then(expr).otherwise(0)
 
     @property
     def num_ret(self) -> pl.Expr:
@@ -130,8 +149,7 @@ class Ranking:
 
     def hits(self, level: float, k: int | None) -> pl.Expr:
         """tp(min(k, n)): relevant documents in the top k (all retrieved when k is None)."""
-        rel = self.rel(level)
-        return (rel if k is None else rel.head(k)).sum()
+        return self.top(self.rel(level), k).sum()
 
     def num_rel(self, level: float) -> pl.Expr:
         """R: relevant documents of the query at `level`, retrieved or not."""
@@ -150,13 +168,12 @@ class Ranking:
         """max(label, 0) for judged documents, 0 for unjudged ones."""
         return pl.col(LABEL).clip(lower_bound=0).fill_null(0.0)
 
-    def gain(self) -> pl.Expr:
-        return pl.when(self.retrieved).then(self.judged_gain()).otherwise(0.0)
-
     def dcg(self, k: int | None) -> pl.Expr:
-        """Σ_{rank <= k} gain / log2(rank + 1) over retrieved documents."""
-        contrib = self.gain() / (self.rank + 1).cast(pl.Float64).log(2)
-        return (contrib if k is None else contrib.head(k)).sum()
+        """Σ_{rank <= k} gain / log2(rank + 1) over ranked documents."""
+        discount = (self.rank + 1).cast(pl.Float64).log(2)
+        # an unranked row may have rank 0: select before dividing, so no 0/0 appears
+        contrib = pl.when(self.retrieved).then(self.judged_gain() / discount).otherwise(0.0)
+        return self.top(contrib, k).sum()
 
     def ideal_dcg(self, k: int | None) -> pl.Expr:
         """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut)."""
@@ -166,7 +183,7 @@ class Ranking:
 
     def ideal_dcg_of_rows(self, k: int | None) -> pl.Expr:
         ideal = self.judged_gain().sort(descending=True)
-        contrib = ideal / (self.rank + 1).cast(pl.Float64).log(2)
+        contrib = ideal / (self.position + 1).cast(pl.Float64).log(2)
         return (contrib if k is None else contrib.head(k)).sum()
 
     safe_div = staticmethod(_safe_div)
