@@ -42,6 +42,19 @@ MEASURES = [
     "NumRelRet",
     "NumQ",
     "GMAP",
+    "Bpref",
+    "Bpref(rel=2)",
+    "GMBpref",
+    "IPrec@0",
+    "IPrec@0.3",
+    "IPrec(rel=2)@0.5",
+    "IPrec@1",
+    "AP11",
+    "infAP",
+    "Judged@3",
+    "SetP",
+    "SetR",
+    "NumNonrelJudgedRet",
 ]
 DOCS = [f"d{i}" for i in range(7)]
 SCORES = st.one_of(
@@ -171,3 +184,27 @@ def test_systems_are_independent(case, by_order) -> None:
         part = together.filter(pl.col("system") == s).drop("system")
         if run.height:
             assert part.equals(alone)
+
+
+@SETTINGS
+@given(
+    case=cases(),
+    depth=st.sampled_from([None, 1, 2, 4]),
+    judged_only=st.booleans(),
+    version=st.sampled_from([9, 10]),
+    queries=st.sampled_from(["judged", "retrieved"]),
+)
+def test_depth_judged_only_and_version_match_reference(
+    case, depth, judged_only, version, queries
+) -> None:
+    run_rows, qrels = case
+    options = {
+        "depth": depth,
+        "judged_only": judged_only,
+        "trec_version": version,
+        "queries": queries,
+    }
+    want = reference.evaluate(run_dict(run_rows), qrels, MEASURES, **options)
+    run, qrels_df = frames(run_rows, qrels)
+    compare(preval.evaluate(run, MEASURES, qrels=qrels_df, **options).collect(), want)
+    compare(preval.evaluate(joined(run_rows, qrels), MEASURES, **options).collect(), want)

@@ -12,7 +12,7 @@ import polars as pl
 
 from . import __version__, io, report, trec
 from .errors import PrevalError
-from .evaluate import DUPLICATES, QUERIES, build_plan, evaluate
+from .evaluate import DUPLICATES, QUERIES, build_plan
 from .measures import catalogue_rows, markdown_table
 from .ranking import TIES
 from .summary import summarize
@@ -188,6 +188,13 @@ def _parser() -> argparse.ArgumentParser:
         "cutoffs; 10: double scores, lround cutoffs, -c -q lines for every query",
     )
     tr.add_argument(
+        "--duplicates",
+        choices=DUPLICATES,
+        default="error",
+        help="a document twice in a query: error (default, as trec_eval), or keep the max "
+        "score / the first line",
+    )
+    tr.add_argument(
         "--table",
         action="store_true",
         help="one summary table, runs side by side, instead of trec_eval lines",
@@ -296,23 +303,33 @@ def _print_audit(audit_df: pl.DataFrame, n: int) -> None:
 
 def _trec(args: argparse.Namespace) -> int:
     lines = trec.parse_m(args.measures)
-    # NumRet is needed to tell which queries have results (-c -q in version 9)
-    measures = list(dict.fromkeys([*(line.column for line in lines), "NumRet"]))
+    measures = list(dict.fromkeys(line.column for line in lines))
     files = [Path(p) for p in args.runs]
     names = io.run_names(files)
-    per_query = evaluate(
+    plan = build_plan(
         io.scan_run(files),
         measures,
         qrels=io.scan_qrels(args.qrels),
+        query="query",
+        doc="doc",
+        score="score",
+        label="label",
         by="system",
+        ties="trec",
         queries="judged" if args.complete else "retrieved",
         relevance_level=args.level,
+        duplicates=args.duplicates,
         depth=args.depth,
         judged_only=args.judged_only,
         trec_version=args.trec_version,
     )
+    # trec_eval 9 prints per-query lines only for the queries of the run, with -c too: whether
+    # the run answered a query is known before -M and -J
+    per_query = plan.per_query(answered="_answered")
     try:
-        per_query_df, summary_df = pl.collect_all([per_query, summarize(per_query)])
+        per_query_df, summary_df = pl.collect_all(
+            [per_query, summarize(per_query.drop("_answered"), by=["system"])]
+        )
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
         if system in names:
@@ -334,7 +351,7 @@ def _trec(args: argparse.Namespace) -> int:
     for name in names:
         shown = per_query_df.filter(pl.col("system") == name) if args.per_query else None
         if shown is not None and args.complete and args.trec_version < 10:
-            shown = shown.filter(pl.col("NumRet") > 0)  # 9.x prints only queries with results
+            shown = shown.filter(pl.col("_answered"))
         summary = None if args.no_summary else summary_df.filter(pl.col("system") == name)
         prefix = f"{name}\t" if len(names) > 1 else ""
         for text in trec.format_lines(shown, summary, lines, name):

@@ -60,11 +60,16 @@ class Evaluation:
     def measure_names(self) -> list[str]:
         return [s.name for s in self.specs]
 
-    def per_query(self, form: Literal["wide", "long"] = "wide") -> pl.LazyFrame:
+    def per_query(
+        self, form: Literal["wide", "long"] = "wide", *, answered: str | None = None
+    ) -> pl.LazyFrame:
+        """The evaluated queries; `answered` names an extra boolean column that says whether
+        the run retrieved anything for the query (before `depth` and `judged_only`)."""
         cols = [*self.keys, QUERY]
+        extra = [(pl.col(_N_RET) > 0).alias(answered)] if answered else []
         out = (
             self.status.filter(pl.col(_EVAL))
-            .select(*cols, *self.measure_names)
+            .select(*cols, *self.measure_names, *extra)
             .sort(cols)
             .rename(self.names)
         )

@@ -213,7 +213,7 @@ def precision(r: Ranking, s: Spec) -> pl.Expr:
     P@K = tp(K)/K; ranks beyond the n retrieved documents count as non-relevant (trec_eval
     ``P_K``, LingPipe ``precisionAt``). Defined (0) when R = 0 or nothing was retrieved.
     """
-    return r.hits(s.level(r.default_level), s.cutoff) / s.cutoff
+    return r.divide(r.hits(s.level(r.default_level), s.cutoff), s.cutoff)
 
 
 @measure(
@@ -399,7 +399,11 @@ def eleven_point(r: Ranking, s: Spec) -> pl.Expr:
     Each IPrec follows the cutoff rule of the trec_eval version (see IPrec). 0 when R = 0.
     """
     level = s.level(r.default_level)
-    return pl.sum_horizontal([_iprec(r, level, i / 10) for i in range(11)]) / 11.0
+    # Summed left to right, as trec_eval does: the optimizer may re-associate a chain of `+`
+    # (and sum_horizontal fixes no order), so the last bit would depend on the plan. A prefix
+    # sum is sequential by definition.
+    points = pl.concat_list([_iprec(r, level, i / 10) for i in range(11)])
+    return r.divide(points.list.eval(pl.element().cum_sum()).list.last(), 11)
 
 
 @measure(
@@ -438,7 +442,7 @@ def judged(r: Ranking, s: Spec) -> pl.Expr:
     Missing ranks beyond n count as unjudged (ir_measures ``Judged@k``). A negative label
     marks a pooled document that was never assessed, as in trec_eval: not judged.
     """
-    return r.top(r.judged(), s.cutoff).sum() / s.cutoff
+    return r.divide(r.top(r.judged(), s.cutoff).sum(), s.cutoff)
 
 
 @measure("SetP", cutoff="none", params={"rel": REL}, aliases=("set_P",), trec="set_P")

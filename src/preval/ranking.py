@@ -58,6 +58,17 @@ def nonrel_column(rel_column: str) -> str:
     return rel_column.replace("_R", "_N", 1)
 
 
+def divide(num: pl.Expr, k: float) -> pl.Expr:
+    """num / k in IEEE division, as trec_eval computes it.
+
+    Polars turns division by a literal into multiplication by its reciprocal, which is one
+    ulp off for about one value in five, and not in every plan alike (a measure's last bit
+    would then depend on how many groups are evaluated together). Dividing by an expression
+    that is not a literal keeps true division.
+    """
+    return num / (num * 0 + k)
+
+
 def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
     """num/den as Float64, 0 where den is 0 (the 'when R = 0' convention of DESIGN §4)."""
     return pl.when(den > 0).then(num.cast(pl.Float64) / den).otherwise(0.0)
@@ -187,3 +198,4 @@ class Ranking:
         return (contrib if k is None else contrib.head(k)).sum()
 
     safe_div = staticmethod(_safe_div)
+    divide = staticmethod(divide)

@@ -1,0 +1,671 @@
+"""TREC run/qrels readers (`scan_run`, `scan_qrels`, `run_names`) and `preval trec` input handling.
+
+Readers: columns and dtypes, whitespace, extra and ignored fields, gzip, comments, one system
+per run file. Bad input: every malformed line is an `InputError` (raised when the frame is
+collected) naming the file, the line number and the line, and on the command line exit 2 with
+one ``preval: error:`` line and no traceback. Then the ``-m`` grammar and the output options
+(``-n``, ``--table``, several runs).
+
+Most tests call `preval.cli.main` in-process with capsys; a few run ``python -m preval`` for the
+real exit code and the absence of a traceback.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import preval
+from preval import io
+from preval.cli import main
+
+QRELS = """\
+q1 0 d1 1
+q1 0 d2 0
+q1 0 d3 2
+q1 0 d#4 1
+q2 0 d1 0
+q2 0 d5 1
+q3 0 d6 1
+"""
+RUN_A = """\
+q1 Q0 d1 1 0.9 runA
+q1 Q0 d2 2 0.8 runA
+q1 Q0 d#4 3 0.7 runA
+q1 Q0 d9 4 0.6 runA
+q2 Q0 d5 1 0.5 runA
+q2 Q0 d7 2 0.4 runA
+q4 Q0 d1 1 1.0 runA
+"""
+RUN_B = """\
+q1 Q0 d3 1 2.0 runB
+q1 Q0 d1 2 1.0 runB
+q3 Q0 d6 1 3.5 runB
+q3 Q0 d2 2 0.5 runB
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_gz(path: Path, text: str) -> Path:
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    return path
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    rc = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def python_m(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "preval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def assert_one_line_error(rc: int, err: str) -> str:
+    assert rc == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("preval: error:")
+    return lines[0]
+
+
+def lines_of(out: str) -> list[tuple[str, ...]]:
+    """trec_eval output -> (measure, query, value) or (run, measure, query, value) tuples."""
+    return [tuple(field.rstrip(" ") for field in line.split("\t")) for line in out.splitlines()]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "qrels": write(tmp_path / "qrels.txt", QRELS),
+        "a": write(tmp_path / "a.run", RUN_A),
+        "b": write(tmp_path / "b.run", RUN_B),
+    }
+
+
+def frame(lf: pl.LazyFrame) -> pl.DataFrame:
+    cols = [c for c in ("system", "query", "doc") if c in lf.collect_schema()]
+    return lf.collect().sort(cols)
+
+
+# ---------------------------------------------------------------------------------------------
+# Readers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_scan_run_columns_and_dtypes(files: dict[str, Path]) -> None:
+    lf = io.scan_run(files["a"])
+    assert isinstance(lf, pl.LazyFrame)
+    expected = {"system": pl.String, "query": pl.String, "doc": pl.String, "score": pl.Float64}
+    assert dict(lf.collect_schema()) == expected
+    df = lf.collect()
+    assert dict(df.schema) == expected
+    assert df.height == 7
+    assert df["system"].unique().to_list() == ["runA"]
+    assert df.filter(pl.col("doc") == "d#4")["score"].to_list() == [0.7]
+
+
+def test_scan_qrels_columns_and_dtypes(files: dict[str, Path]) -> None:
+    lf = io.scan_qrels(files["qrels"])
+    expected = {"query": pl.String, "doc": pl.String, "label": pl.Int64}
+    assert dict(lf.collect_schema()) == expected
+    df = lf.collect()
+    assert dict(df.schema) == expected
+    assert df.height == 7
+    assert df.filter(pl.col("doc") == "d3")["label"].to_list() == [2]
+
+
+def test_ids_stay_strings(tmp_path: Path) -> None:
+    """Numeric-looking ids keep their text: '007' is not 7."""
+    run = write(tmp_path / "run", "007 Q0 0042 1 1 t\n")
+    qrels = write(tmp_path / "qrels", "007 0 0042 1\n")
+    assert io.scan_run(run).collect().row(0) == ("t", "007", "0042", 1.0)
+    assert io.scan_qrels(qrels).collect().row(0) == ("007", "0042", 1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seps=st.lists(st.sampled_from([" ", "\t", "   ", " \t", "\t \t"]), min_size=5, max_size=5),
+    lead=st.sampled_from(["", " ", "\t", "  \t"]),
+    trail=st.sampled_from(["", " ", "\t", "\r"]),
+)
+def test_whitespace_variants_read_the_same(
+    tmp_path_factory: pytest.TempPathFactory, seps: list[str], lead: str, trail: str
+) -> None:
+    """Fields split on any run of spaces/tabs; leading/trailing blanks and CR are dropped."""
+    d = tmp_path_factory.mktemp("ws")
+    run_text = "".join(
+        lead
+        + "".join(f + s for f, s in zip(line.split()[:5], seps, strict=True))
+        + line.split()[5]
+        + trail
+        + "\n"
+        for line in RUN_A.splitlines()
+    )
+    qrels_text = "".join(
+        lead
+        + "".join(f + s for f, s in zip(line.split()[:3], seps[:3], strict=True))
+        + line.split()[3]
+        + trail
+        + "\n"
+        for line in QRELS.splitlines()
+    )
+    plain_run = write(d / "plain.run", RUN_A)
+    plain_qrels = write(d / "plain.qrels", QRELS)
+    odd_run = write(d / "odd.run", run_text)
+    odd_qrels = write(d / "odd.qrels", qrels_text)
+    assert frame(io.scan_run(odd_run)).equals(frame(io.scan_run(plain_run)))
+    assert frame(io.scan_qrels(odd_qrels)).equals(frame(io.scan_qrels(plain_qrels)))
+    assert io.run_names([odd_run]) == ["runA"]
+
+
+def test_extra_run_fields_are_ignored(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    """trec_eval reads six fields of a run line and ignores the rest."""
+    extra = "".join(
+        f"{line} extra{i}{' more stuff' * (i % 2)}\n" for i, line in enumerate(RUN_A.splitlines())
+    )
+    path = write(tmp_path / "extra.run", extra)
+    assert frame(io.scan_run(path)).equals(frame(io.scan_run(files["a"])))
+    _, plain, _ = cli(capsys, "trec", "-q", "-m", "all_trec", files["qrels"], files["a"])
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "all_trec", files["qrels"], path)
+    assert rc == 0, err
+    assert out == plain
+
+
+@pytest.mark.parametrize("ranks", ["shuffled", "constant", "text"])
+def test_rank_field_and_line_order_are_ignored(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path, ranks: str
+) -> None:
+    """Documents are ranked by score (then docno), never by the rank field or file order."""
+    rows = [line.split() for line in RUN_A.splitlines()]
+    rnd = random.Random(5)
+    rnd.shuffle(rows)
+    new_ranks = {
+        "shuffled": rnd.sample(range(1, 100), len(rows)),
+        "constant": [1] * len(rows),
+        "text": ["rank"] * len(rows),
+    }[ranks]
+    text = "".join(
+        f"{q} {q0} {d} {r} {s} {t}\n"
+        for (q, q0, d, _, s, t), r in zip(rows, new_ranks, strict=True)
+    )
+    path = write(tmp_path / "shuffled.run", text)
+    _, plain, _ = cli(capsys, "trec", "-q", "-m", "all_trec", files["qrels"], files["a"])
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "all_trec", files["qrels"], path)
+    assert rc == 0, err
+    assert out == plain
+
+
+def test_gzip_files_read_the_same(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    run_gz = write_gz(tmp_path / "a.run.gz", RUN_A)
+    qrels_gz = write_gz(tmp_path / "qrels.txt.gz", QRELS)
+    assert frame(io.scan_run(run_gz)).equals(frame(io.scan_run(files["a"])))
+    assert frame(io.scan_qrels(qrels_gz)).equals(frame(io.scan_qrels(files["qrels"])))
+    assert io.run_names([run_gz]) == ["runA"]  # the runid is read from the compressed file
+    _, plain, _ = cli(
+        capsys, "trec", "-q", "-m", "all_trec", files["qrels"], files["a"], files["b"]
+    )
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "all_trec", qrels_gz, run_gz, files["b"])
+    assert rc == 0, err
+    assert out == plain
+
+
+def test_comments_and_blank_lines_are_skipped(files: dict[str, Path], tmp_path: Path) -> None:
+    """'# ...' lines (also indented) and blank lines are skipped; '#' inside a docno is kept."""
+    run_lines = RUN_A.splitlines()
+    run_text = "\n".join(
+        ["# a run", "", *run_lines[:3], "   # indented comment", "  \t ", *run_lines[3:], "#"]
+    )
+    qrels_lines = QRELS.splitlines()
+    qrels_text = "\n".join(["# judgments", *qrels_lines[:2], "", "\t", *qrels_lines[2:], ""])
+    run = write(tmp_path / "commented.run", run_text + "\n")
+    qrels = write(tmp_path / "commented.qrels", qrels_text)
+    got_run = frame(io.scan_run(run))
+    assert got_run.equals(frame(io.scan_run(files["a"])))
+    assert "d#4" in got_run["doc"].to_list()
+    got_qrels = frame(io.scan_qrels(qrels))
+    assert got_qrels.equals(frame(io.scan_qrels(files["qrels"])))
+    assert "d#4" in got_qrels["doc"].to_list()
+    assert io.run_names([run]) == ["runA"]  # the runid of the first non-comment line
+
+
+def test_several_run_files_one_system_each(files: dict[str, Path]) -> None:
+    assert io.run_names([files["a"], files["b"]]) == ["runA", "runB"]
+    df = io.scan_run([files["a"], files["b"]]).collect()
+    counts = dict(df.group_by("system").len().iter_rows())
+    assert counts == {"runA": 7, "runB": 4}
+
+
+def test_same_tag_in_two_files_names_systems_by_path(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    copy = write(tmp_path / "copy_of_a.run", RUN_A)
+    names = io.run_names([files["a"], copy])
+    assert names == [str(files["a"]), str(copy)]
+    df = io.scan_run([files["a"], copy]).collect()
+    assert sorted(df["system"].unique().to_list()) == sorted(names)
+    assert df.height == 14
+
+
+def test_same_tag_cli_prefixes_lines_with_paths(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    copy = write(tmp_path / "copy_of_a.run", RUN_A)
+    rc, out, err = cli(capsys, "trec", "-m", "runid", "-m", "map", files["qrels"], files["a"], copy)
+    assert rc == 0, err
+    rows = lines_of(out)
+    assert {r[0] for r in rows} == {str(files["a"]), str(copy)}
+    assert (str(copy), "runid", "all", str(copy)) in rows
+    maps = {r[0]: r[3] for r in rows if r[1] == "map"}
+    assert maps[str(files["a"])] == maps[str(copy)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: InputError naming file, line number and content; exit 2, one line, no traceback
+# ---------------------------------------------------------------------------------------------
+
+# kind, file text, bad line number (physical: comments and blank lines count)
+BAD = {
+    "run-5-fields": ("run", "# c\nq1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 0.4\n", 4),
+    "run-score-abc": ("run", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 abc t\n", 2),
+    "qrels-3-fields": ("qrels", "q1 0 d1 1\n# c\nq1 0 d2\n", 3),
+    "qrels-5-fields": ("qrels", "q1 0 d1 1\nq1 0 d2 1 9\n", 2),
+    "qrels-rel-x": ("qrels", "q1 0 d1 x\n", 1),
+    "qrels-rel-1.5": ("qrels", "q1 0 d1 1\n\n\nq1 0 d2 1.5\n", 4),
+}
+
+
+def _bad_files(tmp_path: Path, case: str) -> tuple[str, Path, Path, Path, int, str]:
+    kind, text, lineno = BAD[case]
+    bad = write(tmp_path / f"bad_{kind}.txt", text)
+    if kind == "run":
+        run, qrels = bad, write(tmp_path / "qrels.txt", "q1 0 d1 1\n")
+    else:
+        run, qrels = write(tmp_path / "run.txt", "q1 Q0 d1 1 1.0 t\n"), bad
+    content = text.splitlines()[lineno - 1]
+    return kind, bad, run, qrels, lineno, content
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_malformed_line_is_an_input_error_when_collected(tmp_path: Path, case: str) -> None:
+    kind, bad, _, _, lineno, content = _bad_files(tmp_path, case)
+    lf = io.scan_run(bad) if kind == "run" else io.scan_qrels(bad)  # lazy: no error yet
+    with pytest.raises(preval.InputError) as info:
+        lf.collect()
+    message = str(info.value)
+    assert str(bad) in message
+    assert f"line {lineno}" in message
+    assert repr(content) in message
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_malformed_line_cli_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, case: str
+) -> None:
+    _, bad, run, qrels, lineno, content = _bad_files(tmp_path, case)
+    rc, out, err = cli(capsys, "trec", qrels, run)
+    message = assert_one_line_error(rc, err)
+    assert str(bad) in message
+    assert f"line {lineno}" in message
+    assert repr(content) in message
+    assert out == ""
+
+
+def test_malformed_line_in_gzip_file_is_quoted(tmp_path: Path) -> None:
+    bad = write_gz(tmp_path / "bad.run.gz", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 zz t\n")
+    with pytest.raises(preval.InputError, match=r"line 2.*'q1 Q0 d2 2 zz t'"):
+        io.scan_run(bad).collect()
+
+
+@pytest.mark.parametrize("case", ["run-5-fields", "qrels-rel-1.5"])
+def test_malformed_line_subprocess_has_no_traceback(tmp_path: Path, case: str) -> None:
+    _, bad, run, qrels, lineno, _ = _bad_files(tmp_path, case)
+    proc = python_m("trec", qrels, run)
+    message = assert_one_line_error(proc.returncode, proc.stderr)
+    assert str(bad) in message
+    assert f"line {lineno}" in message
+    assert proc.stdout == ""
+
+
+DUP_RUN = "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\nq1 Q0 d1 3 0.3 t\n"
+
+
+def test_duplicate_doc_in_run_is_a_duplicate_error(tmp_path: Path) -> None:
+    run = write(tmp_path / "dup.run", DUP_RUN)
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    lf = preval.evaluate(io.scan_run(run), ["AP"], qrels=io.scan_qrels(qrels), by="system")
+    with pytest.raises(preval.DuplicateError) as info:
+        lf.collect()
+    assert "'q1'" in str(info.value)
+    assert "'d1'" in str(info.value)
+
+
+def test_duplicate_doc_in_run_cli_names_the_run_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    good = write(tmp_path / "good.run", "q1 Q0 d1 1 0.5 good\n")
+    run = write(tmp_path / "dup.run", DUP_RUN)
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    rc, out, err = cli(capsys, "trec", qrels, good, run)
+    message = assert_one_line_error(rc, err)
+    assert str(run) in message
+    assert str(good) not in message
+    assert "'q1'" in message and "'d1'" in message
+    assert out == ""
+
+
+def test_duplicate_error_hint_is_usable_with_trec(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    run = write(tmp_path / "dup.run", DUP_RUN)
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    rc, _, err = cli(capsys, "trec", qrels, run)
+    assert rc == 2
+    assert "--duplicates" in err  # the hint must then work
+    assert main(["trec", "--duplicates", "max", str(qrels), str(run)]) == 0
+    assert "num_ret               \tall\t2" in capsys.readouterr().out
+
+
+def test_duplicate_in_qrels_is_a_duplicate_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    run = write(tmp_path / "run", "q1 Q0 d1 1 0.5 t\n")
+    qrels = write(tmp_path / "dup.qrels", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 0\n")
+    lf = preval.evaluate(io.scan_run(run), ["AP"], qrels=io.scan_qrels(qrels), by="system")
+    with pytest.raises(preval.DuplicateError, match=r"'q1'.*'d1'"):
+        lf.collect()
+    rc, out, err = cli(capsys, "trec", qrels, run)
+    message = assert_one_line_error(rc, err)
+    assert "qrels" in message and "'d1'" in message
+    assert out == ""
+
+
+@pytest.mark.parametrize("missing", ["run", "qrels"])
+def test_missing_file(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path, missing: str
+) -> None:
+    nope = tmp_path / f"no_such_{missing}.txt"
+    with pytest.raises(preval.InputError, match="not found"):
+        (io.scan_run(nope) if missing == "run" else io.scan_qrels(nope)).collect()
+    args = [files["qrels"], nope] if missing == "run" else [nope, files["a"]]
+    rc, out, err = cli(capsys, "trec", *args)
+    message = assert_one_line_error(rc, err)
+    assert str(nope) in message
+    assert out == ""
+
+
+def test_missing_run_file_subprocess_has_no_traceback(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    nope = tmp_path / "no_such.run"
+    proc = python_m("trec", files["qrels"], files["a"], nope)
+    message = assert_one_line_error(proc.returncode, proc.stderr)
+    assert str(nope) in message
+    assert proc.stdout == ""
+
+
+def test_empty_run_file_warns_exits_0_and_prints_only_runid(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    """Observed: an empty run is an empty frame; `preval trec` warns on stderr that no query
+    has results and judgments, exits 0, and prints only the runid line, the runid being the
+    file path (an empty file has no tag)."""
+    empty = write(tmp_path / "empty.run", "")
+    df = io.scan_run(empty).collect()
+    assert df.height == 0
+    assert df.columns == ["system", "query", "doc", "score"]
+    rc, out, err = cli(capsys, "trec", files["qrels"], empty)
+    assert rc == 0
+    assert "Traceback" not in err
+    assert err.startswith("preval: warning:")
+    assert lines_of(out) == [("runid", "all", str(empty))]
+
+
+def test_comment_only_run_file_is_like_an_empty_one(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    empty = write(tmp_path / "comments.run", "# nothing here\n\n")
+    rc, out, err = cli(capsys, "trec", files["qrels"], empty)
+    assert rc == 0
+    assert err.startswith("preval: warning:")
+    assert lines_of(out) == [("runid", "all", str(empty))]
+
+
+def test_empty_qrels_file_warns_exits_0_and_prints_only_runid(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    """Observed: no judged query, so nothing is evaluated: a warning on stderr, exit 0, and
+    only the runid line (with -q no per-query line either)."""
+    empty = write(tmp_path / "empty.qrels", "")
+    df = io.scan_qrels(empty).collect()
+    assert df.height == 0
+    assert dict(df.schema) == {"query": pl.String, "doc": pl.String, "label": pl.Int64}
+    rc, out, err = cli(capsys, "trec", "-q", empty, files["a"])
+    assert rc == 0
+    assert "Traceback" not in err
+    assert err.startswith("preval: warning:")
+    assert lines_of(out) == [("runid", "all", "runA")]
+
+
+def test_empty_run_among_others_names_every_run_by_path(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], tmp_path: Path
+) -> None:
+    """Observed: a file without a tag makes `run_names` fall back to paths for all runs; the
+    non-empty run is still evaluated, the empty one prints only its runid."""
+    empty = write(tmp_path / "empty.run", "")
+    assert io.run_names([files["a"], empty]) == [str(files["a"]), str(empty)]
+    args = ["-m", "runid", "-m", "num_q", "-m", "map", files["qrels"], files["a"], empty]
+    rc, out, err = cli(capsys, "trec", *args)
+    assert rc == 0, err
+    rows = lines_of(out)
+    assert (str(files["a"]), "num_q", "all", "2") in rows
+    assert [r for r in rows if r[0] == str(empty)] == [(str(empty), "runid", "all", str(empty))]
+
+
+# ---------------------------------------------------------------------------------------------
+# -m parsing
+# ---------------------------------------------------------------------------------------------
+
+
+def measures_printed(out: str) -> list[str]:
+    return [r[0] for r in lines_of(out) if r[1] == "all"]
+
+
+@pytest.mark.parametrize("option", ["P.5,10", "P.10,5", "P.10,5,10"])
+def test_cutoffs_print_in_ascending_order(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], option: str
+) -> None:
+    rc, out, err = cli(capsys, "trec", "-m", option, files["qrels"], files["a"])
+    assert rc == 0, err
+    assert measures_printed(out) == ["P_5", "P_10"]
+    values = {r[0]: r[2] for r in lines_of(out)}
+    # q1: 2 relevant in 4 retrieved, q2: 1 in 2 -> P_5 = (2/5 + 1/5) / 2, P_10 = half that
+    assert values == {"P_5": "0.3000", "P_10": "0.1500"}
+
+
+def test_measures_print_in_trec_eval_table_order(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    args = ["-m", "ndcg", "-m", "P.5", "-m", "map", "-m", "num_q"]
+    rc, out, _ = cli(capsys, "trec", *args, files["qrels"], files["a"])
+    assert rc == 0
+    assert measures_printed(out) == ["num_q", "map", "P_5", "ndcg"]
+
+
+def test_official_is_the_default(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    rc, default, _ = cli(capsys, "trec", "-q", files["qrels"], files["a"], files["b"])
+    assert rc == 0
+    rc, official, _ = cli(
+        capsys, "trec", "-q", "-m", "official", files["qrels"], files["a"], files["b"]
+    )
+    assert rc == 0
+    assert official == default
+    assert measures_printed(default.replace("runA\t", "").replace("runB\t", ""))[:3] == [
+        "runid", "num_q", "num_ret",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "option", ["bogus", "P.", "P.0", "P.-5", "P.x", "map.5", "set_F.0", "iprec_at_recall.1.5"]
+)
+def test_bad_measure_option_exit_2(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], option: str
+) -> None:
+    rc, out, err = cli(capsys, "trec", "-m", option, files["qrels"], files["a"])
+    assert_one_line_error(rc, err)
+    assert out == ""
+
+
+def test_unknown_measure_subprocess_has_no_traceback(files: dict[str, Path]) -> None:
+    proc = python_m("trec", "-m", "bogus", files["qrels"], files["a"])
+    message = assert_one_line_error(proc.returncode, proc.stderr)
+    assert "bogus" in message
+    assert proc.stdout == ""
+
+
+def _f(p: Fraction, r: Fraction, beta2: Fraction) -> Fraction:
+    """trec_eval's set_F: (x+1)PR/(xP+R), x = beta squared; 0 when nothing relevant found."""
+    return (beta2 + 1) * p * r / (beta2 * p + r) if p and r else Fraction(0)
+
+
+def test_set_f_parameter_is_beta_squared(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "set_F.0.25", files["qrels"], files["a"])
+    assert rc == 0, err
+    rows = {(r[0], r[1]): r[2] for r in lines_of(out)}
+    beta2 = Fraction(1, 4)
+    q1 = _f(Fraction(2, 4), Fraction(2, 3), beta2)  # 2 of 4 retrieved relevant, R = 3
+    q2 = _f(Fraction(1, 2), Fraction(1, 1), beta2)  # 1 of 2, R = 1
+    assert rows[("set_F_0.25", "q1")] == f"{float(q1):6.4f}"
+    assert rows[("set_F_0.25", "q2")] == f"{float(q2):6.4f}"
+    assert rows[("set_F_0.25", "all")] == f"{float((q1 + q2) / 2):6.4f}"
+    assert [k[0] for k in rows if k[1] == "all"] == ["set_F_0.25"]
+    # the same as the catalogue's F with beta = sqrt(0.25) = 0.5
+    per_query = preval.evaluate(
+        io.scan_run(files["a"]),
+        ["F(beta=0.5)"],
+        qrels=io.scan_qrels(files["qrels"]),
+        by="system",
+        queries="retrieved",
+    ).collect()
+    for q, value in zip(per_query["query"], per_query["F(beta=0.5)"], strict=True):
+        assert rows[("set_F_0.25", q)] == f"{value:6.4f}"
+
+
+def test_set_f_default_is_beta_one(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    rc, out, _ = cli(capsys, "trec", "-q", "-m", "set_F", files["qrels"], files["a"])
+    assert rc == 0
+    rows = {(r[0], r[1]): r[2] for r in lines_of(out)}
+    assert rows[("set_F", "q1")] == f"{float(_f(Fraction(1, 2), Fraction(2, 3), Fraction(1))):6.4f}"
+
+
+def test_iprec_at_recall_parameter_name(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    rc, out, err = cli(
+        capsys, "trec", "-q", "-m", "iprec_at_recall.0.5", files["qrels"], files["a"]
+    )
+    assert rc == 0, err
+    rows = lines_of(out)
+    assert {r[0] for r in rows} == {"iprec_at_recall_0.50"}
+    values = {r[1]: r[2] for r in rows}
+    # q1 ranking: d1 R, d2 N, d#4 R, d9 N; R = 3: recall 0.5 needs 2 hits, first at rank 3
+    assert values == {"q1": "0.6667", "q2": "1.0000", "all": "0.8333"}
+    rc, out, _ = cli(capsys, "trec", "-m", "iprec_at_recall.1,0.5,0", files["qrels"], files["a"])
+    assert measures_printed(out) == [
+        "iprec_at_recall_0.00", "iprec_at_recall_0.50", "iprec_at_recall_1.00",
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Output options
+# ---------------------------------------------------------------------------------------------
+
+
+def test_line_format(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    rc, out, _ = cli(capsys, "trec", "-q", "-m", "map", "-m", "num_ret", files["qrels"], files["a"])
+    assert rc == 0
+    assert out.splitlines() == [
+        f"{'num_ret':<22}\tq1\t4",
+        f"{'map':<22}\tq1\t{(1 + 2 / 3) / 3:6.4f}",
+        f"{'num_ret':<22}\tq2\t2",
+        f"{'map':<22}\tq2\t1.0000",
+        f"{'num_ret':<22}\tall\t6",
+        f"{'map':<22}\tall\t{((1 + 2 / 3) / 3 + 1) / 2:6.4f}",
+    ]
+
+
+def test_no_summary(capsys: pytest.CaptureFixture[str], files: dict[str, Path]) -> None:
+    rc, with_summary, _ = cli(capsys, "trec", "-q", files["qrels"], files["a"], files["b"])
+    rc, out, err = cli(capsys, "trec", "-q", "-n", files["qrels"], files["a"], files["b"])
+    assert rc == 0, err
+    rows = lines_of(out)
+    assert rows
+    assert all(r[2] != "all" for r in rows)
+    assert out.splitlines() == [
+        line for line in with_summary.splitlines() if line.split("\t")[2] != "all"
+    ]
+    rc, out, _ = cli(capsys, "trec", "-n", files["qrels"], files["a"])
+    assert rc == 0
+    assert out == ""
+
+
+def test_table_one_row_per_measure_one_column_per_run(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    args = ["-m", "map", "-m", "P.5,10", "-m", "num_ret"]
+    rc, out, err = cli(capsys, "trec", "--table", *args, files["qrels"], files["a"], files["b"])
+    assert rc == 0, err
+    cells = [line.split() for line in out.splitlines()]
+    assert cells[0] == ["measure", "runA", "runB"]
+    assert [row[0] for row in cells[1:]] == ["num_ret", "map", "P_5", "P_10"]
+    assert all(len(row) == 3 for row in cells)
+    rc, lines, _ = cli(capsys, "trec", *args, files["qrels"], files["a"], files["b"])
+    summary = {(r[0], r[1]): r[3] for r in lines_of(lines)}
+    for measure, a, b in cells[1:]:
+        assert summary[("runA", measure)] == a
+        assert summary[("runB", measure)] == b
+
+
+def test_several_runs_prefix_every_line_with_the_run_name(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path]
+) -> None:
+    rc, both, err = cli(
+        capsys, "trec", "-q", "-m", "all_trec", files["qrels"], files["a"], files["b"]
+    )
+    assert rc == 0, err
+    rc, only_a, _ = cli(capsys, "trec", "-q", "-m", "all_trec", files["qrels"], files["a"])
+    rc, only_b, _ = cli(capsys, "trec", "-q", "-m", "all_trec", files["qrels"], files["b"])
+    expected = [f"runA\t{line}" for line in only_a.splitlines()]
+    expected += [f"runB\t{line}" for line in only_b.splitlines()]
+    assert both.splitlines() == expected
+    assert all(len(line.split("\t")) == 3 for line in only_a.splitlines())
