@@ -2,17 +2,20 @@
 
 Usage::
 
-    python benchmarks/run.py --sizes 1000000 10000000 [--repeat 3] \
+    python benchmarks/run.py --sizes 1000000 10000000 [--repeat 3] [--format parquet|trec] \
         [--measures AP RR Rprec P@5 P@10] [--out benchmarks/results.md]
 
 For each size the data is generated once by ``benchmarks/generate.py`` (cached
-in ``benchmarks/.data/``), then every tool in ``TOOLS`` runs as a separate
-subprocess ``--repeat`` times. Wall time (perf_counter around spawn..reap) and
+in ``benchmarks/.data/``): a joined Parquet table with ``--format parquet``
+(default), a TREC run + qrels pair of text files with ``--format trec``. Then
+every tool of that format in ``TOOLS`` runs as a separate subprocess
+``--repeat`` times. Wall time (perf_counter around spawn..reap) and
 peak RSS (``ru_maxrss`` from ``os.wait4`` of that very child) are recorded;
-the table reports medians, the ratio to the floor, and the peak memory in MB.
+the table reports medians, the ratio to the floor of that format, and the peak
+memory in MB.
 
-Adding a peer = one command-builder function registered in ``TOOLS``: it gets
-a ``Context`` and returns the argv to run, or raises ``Skip(reason)``.
+Adding a peer = one command-builder function registered in ``TOOLS[format]``:
+it gets a ``Context`` and returns the argv to run, or raises ``Skip(reason)``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PEERS = HERE / "peers"
 DEFAULT_MEASURES = ["AP", "RR", "Rprec", "P@5", "P@10"]
+# preval measure name -> trec_eval name, for `preval trec`
+TREC_MEASURES = {
+    "AP": "map",
+    "RR": "recip_rank",
+    "Rprec": "Rprec",
+    "P@5": "P.5",
+    "P@10": "P.10",
+    "P@20": "P.20",
+    "nDCG": "ndcg",
+    "nDCG@10": "ndcg_cut.10",
+    "R@100": "recall.100",
+}
 
 
 class Skip(Exception):
@@ -45,9 +60,10 @@ class Skip(Exception):
 
 @dataclass
 class Context:
-    data: Path  # the joined Parquet table
+    data: Path  # the joined Parquet table, or the TREC run file
     measures: list[str]
     workdir: Path  # scratch directory for this tool's outputs
+    qrels: Path | None = None  # the TREC qrels file (--format trec)
 
 
 @dataclass
@@ -92,11 +108,66 @@ def build_pytrec_eval(ctx: Context) -> list[str]:
     ]
 
 
-TOOLS: dict[str, Callable[[Context], list[str]]] = {
-    "floor": build_floor,
-    "preval": build_preval,
-    "pytrec_eval": build_pytrec_eval,
+def _trec_files(ctx: Context) -> list[str]:
+    if ctx.qrels is None:
+        msg = "needs a TREC run + qrels pair (--format trec)"
+        raise Skip(msg)
+    return [str(ctx.qrels), str(ctx.data)]
+
+
+def build_floor_trec(ctx: Context) -> list[str]:
+    return [sys.executable, str(PEERS / "floor_trec.py"), *_trec_files(ctx)]
+
+
+def trec_measure_args(measures: list[str]) -> list[str]:
+    """``-m`` options for `preval trec`; cutoffs of one measure are merged (``P.5,10``)."""
+    cutoffs: dict[str, list[str]] = {}  # base name -> cutoffs, in first-seen order
+    for m in measures:
+        name = TREC_MEASURES.get(m, m)
+        base, dot, cut = name.partition(".")
+        cutoffs.setdefault(base, [])
+        if dot:
+            cutoffs[base].append(cut)
+    args: list[str] = []
+    for base, cuts in cutoffs.items():
+        args += ["-m", f"{base}.{','.join(cuts)}" if cuts else base]
+    return args
+
+
+def build_preval_trec(ctx: Context) -> list[str]:
+    # trec_eval-format lines go to stdout, which run_once writes to a file
+    return [*preval_command(), "trec", *trec_measure_args(ctx.measures), *_trec_files(ctx)]
+
+
+def build_pytrec_eval_trec(ctx: Context) -> list[str]:
+    if importlib.util.find_spec("pytrec_eval") is None:
+        msg = "pytrec_eval is not importable"
+        raise Skip(msg)
+    return [
+        sys.executable,
+        str(PEERS / "pytrec_eval_trec.py"),
+        *_trec_files(ctx),
+        *ctx.measures,
+        "--summary",
+        str(ctx.workdir / "pytrec_eval_summary.csv"),
+    ]
+
+
+# format -> tool name -> command builder; the first tool of each format is its floor
+TOOLS: dict[str, dict[str, Callable[[Context], list[str]]]] = {
+    "parquet": {
+        "floor": build_floor,
+        "preval": build_preval,
+        "pytrec_eval": build_pytrec_eval,
+    },
+    "trec": {
+        "floor-trec": build_floor_trec,
+        "preval-trec": build_preval_trec,
+        "pytrec_eval-trec": build_pytrec_eval_trec,
+    },
 }
+FLOOR = {fmt: next(iter(tools)) for fmt, tools in TOOLS.items()}
+FORMAT_OF = {name: fmt for fmt, tools in TOOLS.items() for name in tools}
 
 
 # --------------------------------------------------------------------------
@@ -152,19 +223,25 @@ def run_once(cmd: list[str], workdir: Path, timeout: float, tag: str) -> tuple[s
 
 
 def bench_tool(
-    name: str, data: Path, measures: list[str], repeat: int, timeout: float, scratch: Path
+    name: str,
+    data: Path,
+    measures: list[str],
+    repeat: int,
+    timeout: float,
+    scratch: Path,
+    qrels: Path | None = None,
 ) -> Outcome:
     workdir = scratch / name
     workdir.mkdir(parents=True, exist_ok=True)
     try:
-        cmd = TOOLS[name](Context(data, measures, workdir))
+        cmd = TOOLS[FORMAT_OF[name]][name](Context(data, measures, workdir, qrels))
     except Skip as exc:
         return Outcome(f"skipped: {exc}")
     outcome = Outcome("ok")
     for i in range(repeat):
         status, wall, rss = run_once(cmd, workdir, timeout, f"run{i}")
         print(
-            f"  {name:<12} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
+            f"  {name:<16} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
             file=sys.stderr,
             flush=True,
         )
@@ -182,14 +259,24 @@ def bench_tool(
 
 
 def ensure_data(
-    rows: int, dpq: int, seed: int, int_ids: bool, data_dir: Path, timeout: float
-) -> Path:
-    name = f"rows{rows}_dpq{dpq}_seed{seed}{'_int' if int_ids else ''}.parquet"
-    path = data_dir / name
-    if path.exists():
-        return path
+    rows: int,
+    dpq: int,
+    seed: int,
+    int_ids: bool,
+    data_dir: Path,
+    timeout: float,
+    fmt: str = "parquet",
+) -> list[Path]:
+    """The cached data files: ``[table.parquet]`` or ``[run, qrels]`` (generated if missing)."""
+    stem = f"rows{rows}_dpq{dpq}_seed{seed}{'_int' if int_ids else ''}"
+    suffixes = [".parquet"] if fmt == "parquet" else [".run", ".qrels"]
+    paths = [data_dir / (stem + s) for s in suffixes]
+    if all(p.exists() for p in paths):
+        return paths
     data_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.parquet")
+    # generate.py writes OUT (parquet) or OUT.run + OUT.qrels (trec)
+    tmp = data_dir / (stem + (".tmp.parquet" if fmt == "parquet" else ".tmp"))
+    tmps = [tmp] if fmt == "parquet" else [data_dir / (stem + ".tmp" + s) for s in suffixes]
     cmd = [
         sys.executable,
         str(HERE / "generate.py"),
@@ -201,14 +288,18 @@ def ensure_data(
         str(seed),
         "--out",
         str(tmp),
+        "--format",
+        fmt,
     ]
     if int_ids:
         cmd.append("--int-ids")
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, timeout=timeout)
-    tmp.replace(path)
-    print(f"generated {path} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    return path
+    for t, p in zip(tmps, paths, strict=True):
+        t.replace(p)
+    names = " + ".join(str(p) for p in paths)
+    print(f"generated {names} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return paths
 
 
 def human(n: int) -> str:
@@ -244,21 +335,41 @@ def fmt(x: float, spec: str) -> str:
     return "" if x != x else format(x, spec)  # NaN -> empty
 
 
-def report(results: list[tuple[int, str, Outcome]], args: argparse.Namespace) -> str:
+FORMAT_TEXT = {
+    "parquet": "parquet (one joined table `query, doc, score, label`, zstd)",
+    "trec": "trec (a TREC run file + a qrels file, plain text, single spaces)",
+}
+
+
+def report(
+    results: list[tuple[int, str, Outcome]],
+    args: argparse.Namespace,
+    files: dict[int, list[Path]] | None = None,
+) -> str:
+    reading = "reading Parquet" if args.format == "parquet" else "reading the text files"
     lines = [
         f"Benchmark run {dt.datetime.now().isoformat(timespec='seconds')} — {machine()}",
         "",
+        f"Format: {FORMAT_TEXT[args.format]}. "
         f"Measures: {' '.join(args.measures)}; docs per query: {args.docs_per_query}; "
         f"{'Int64' if args.int_ids else 'string'} ids; median of {args.repeat} "
         f"run(s); timeout {args.timeout:g} s. Wall time is end to end (process "
-        "start, imports, reading Parquet, computing, writing); peak RSS is the "
+        f"start, imports, {reading}, computing, writing); peak RSS is the "
         "child's ru_maxrss.",
+    ]
+    if files:
+        sizes = "; ".join(
+            f"{human(rows)}: " + " + ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in ps)
+            for rows, ps in files.items()
+        )
+        lines.append(f"Data files: {sizes}.")
+    lines += [
         "",
         "| rows | tool | wall (s) | × floor | peak RSS (MB) | × floor RSS | status |",
         "|---:|---|---:|---:|---:|---:|---|",
     ]
     floors: dict[int, Outcome] = {
-        rows: o for rows, name, o in results if name == "floor" and o.status == "ok"
+        rows: o for rows, name, o in results if name in FLOOR.values() and o.status == "ok"
     }
     notes: list[str] = []
     for rows, name, o in results:
@@ -287,7 +398,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--measures", nargs="+", default=DEFAULT_MEASURES)
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
-    parser.add_argument("--tools", nargs="+", choices=list(TOOLS), default=list(TOOLS))
+    parser.add_argument(
+        "--format",
+        choices=list(TOOLS),
+        default="parquet",
+        help="data and tools: one joined Parquet table (default) or TREC run + qrels files",
+    )
+    parser.add_argument(
+        "--tools",
+        nargs="+",
+        choices=list(FORMAT_OF),
+        help="default: every tool of --format (parquet: "
+        + ", ".join(TOOLS["parquet"])
+        + "; trec: "
+        + ", ".join(TOOLS["trec"])
+        + ")",
+    )
     parser.add_argument("--docs-per-query", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--int-ids", action="store_true")
@@ -304,24 +430,44 @@ def main(argv: list[str] | None = None) -> int:
         "--no-cache", action="store_true", help="generate into a temporary directory instead"
     )
     args = parser.parse_args(argv)
-    if "floor" not in args.tools:
-        args.tools.insert(0, "floor")  # ratios need the floor
+    if args.tools is None:
+        args.tools = list(TOOLS[args.format])
+    wrong = [t for t in args.tools if FORMAT_OF[t] != args.format]
+    if wrong:
+        parser.error(f"--tools {' '.join(wrong)}: not a tool of --format {args.format}")
+    if FLOOR[args.format] not in args.tools:
+        args.tools.insert(0, FLOOR[args.format])  # ratios need the floor
 
     results: list[tuple[int, str, Outcome]] = []
+    files: dict[int, list[Path]] = {}
     with tempfile.TemporaryDirectory(prefix="preval-bench-") as tmp:
         scratch = Path(tmp)
         data_dir = scratch / "data" if args.no_cache else args.data_dir
         for rows in args.sizes:
-            data = ensure_data(
-                rows, args.docs_per_query, args.seed, args.int_ids, data_dir, args.timeout
+            paths = ensure_data(
+                rows,
+                args.docs_per_query,
+                args.seed,
+                args.int_ids,
+                data_dir,
+                args.timeout,
+                args.format,
             )
-            print(f"{human(rows)} rows: {data}", file=sys.stderr)
+            data, qrels = paths[0], (paths[1] if len(paths) > 1 else None)
+            print(f"{human(rows)} rows: {' + '.join(map(str, paths))}", file=sys.stderr)
             for name in args.tools:
                 outcome = bench_tool(
-                    name, data, args.measures, args.repeat, args.timeout, scratch / str(rows)
+                    name,
+                    data,
+                    args.measures,
+                    args.repeat,
+                    args.timeout,
+                    scratch / str(rows),
+                    qrels,
                 )
                 results.append((rows, name, outcome))
-    table = report(results, args)
+            files[rows] = paths
+        table = report(results, args, files)  # before --no-cache data is deleted
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(table)
     print(table)

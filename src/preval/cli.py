@@ -258,16 +258,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         ties=args.ties,
         queries=args.queries,
         duplicates=args.duplicates,
-    )
+    ).collect()  # the one pass over the input; every output below is a view of its result
     per_query = plan.per_query()
     outputs = [per_query, summarize(per_query, by=args.by, query=args.query), plan.audit()]
     if args.long:
-        index = [*args.by, args.query]
-        outputs.append(
-            per_query.unpivot(index=index, variable_name="measure", value_name="value").sort(
-                index, maintain_order=True
-            )
-        )
+        outputs.append(plan.per_query("long"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
         collected = pl.collect_all(outputs)
@@ -323,18 +318,19 @@ def _trec(args: argparse.Namespace) -> int:
         judged_only=args.judged_only,
         trec_version=args.trec_version,
     )
-    # trec_eval 9 prints per-query lines only for the queries of the run, with -c too: whether
-    # the run answered a query is known before -M and -J
-    per_query = plan.per_query(answered="_answered")
     try:
-        per_query_df, summary_df = pl.collect_all(
-            [per_query, summarize(per_query.drop("_answered"), by=["system"])]
-        )
+        plan = plan.collect()  # one pass over the run and qrels files
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
         if system in names:
             exc.args = (f"{exc} (run file {files[names.index(system)]})",)
         raise
+    # trec_eval 9 prints per-query lines only for the queries of the run, with -c too: whether
+    # the run answered a query is known before -M and -J
+    per_query = plan.per_query(answered="_answered")
+    per_query_df, summary_df = pl.collect_all(
+        [per_query, summarize(per_query.drop("_answered"), by=["system"])]
+    )
     if summary_df.height == 0:
         print("preval: warning: no query has both results and judgments", file=sys.stderr)
     if args.table:

@@ -16,6 +16,7 @@ the audit counters and the validation counters. `evaluate` and `audit` are views
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -55,6 +56,14 @@ class Evaluation:
     keys: list[str]  # internal by-key names
     names: dict[str, str]  # internal key name -> user column name (keys and query)
     specs: list[Spec]
+
+    def collect(self) -> Evaluation:
+        """The same evaluation with its per-query status computed, for several outputs.
+
+        `per_query`, `audit` and summaries of them are all views of one status frame; a caller
+        that wants several of them (the CLI) collects it once, here, instead of once each.
+        """
+        return dataclasses.replace(self, status=self.status.collect().lazy())
 
     @property
     def measure_names(self) -> list[str]:
@@ -453,6 +462,9 @@ def _with_qrels(
     rows, judgments = _align_ids(rows, judgments, [*qkeys, QUERY, DOC])
     if duplicates != "error":
         judgments = _dedupe(judgments, [*qkeys, QUERY, DOC], LABEL, duplicates)
+    # Shared subplans are cached: the Python validation steps inside them are opaque to
+    # Polars' common-subplan elimination, so each consumer would otherwise re-read the input.
+    judgments = judgments.cache()
 
     # Per-query judgment statistics, with the same expressions a joined table uses on its rows.
     rows_view = Ranking("rows", ranking.default_level)
@@ -473,13 +485,13 @@ def _with_qrels(
     }
     stats = stats.map_batches(
         validate.checker(q_rules, q_names, roles, "qrels"), schema=stats_schema
-    )
+    ).cache()
 
     joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
         stats, on=[*qkeys, QUERY], how="left"
     )
     judged = pl.col(_NJ).first().is_not_null()
-    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged)
+    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged).cache()
 
     # Judged queries a system did not answer: one placeholder row each, same aggregation.
     wanted = stats.select(*qkeys, QUERY)

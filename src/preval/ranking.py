@@ -122,8 +122,17 @@ class Ranking:
         return self.retrieved.cast(pl.Int64).cum_sum()
 
     def top(self, expr: pl.Expr, k: int | None) -> pl.Expr:
-        """`expr` where the rank is within the cutoff k (everywhere when k is None), else 0."""
-        return expr if k is None else pl.when(self.rank <= k).then(expr).otherwise(0)
+        """`expr` on the rows ranked within the cutoff k (all rows when k is None).
+
+        Measures only reduce it (sum, max). When ranked rows are the first rows of the group
+        (no `depth` nor `judged_only`), that is a slice of the first k rows, much cheaper than
+        a mask over the whole group.
+        """
+        if k is None:
+            return expr
+        if self.depth is None and not self.judged_only:
+            return expr.head(k)
+        return pl.when(self.rank <= k).then(expr).otherwise(0)
 
     @property
     def num_ret(self) -> pl.Expr:
