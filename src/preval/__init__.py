@@ -5,6 +5,7 @@
 >>> preval.summarize(per_query).collect()
 """
 
+from .curves import CONVENTIONS, curve
 from .errors import (
     ColumnTypeError,
     DuplicateError,
@@ -23,6 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CATALOGUE",
+    "CONVENTIONS",
     "ColumnTypeError",
     "DuplicateError",
     "InputError",
@@ -32,6 +34,7 @@ __all__ = [
     "PrevalError",
     "__version__",
     "audit",
+    "curve",
     "evaluate",
     "parse",
     "scan_qrels",

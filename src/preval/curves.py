@@ -1,0 +1,271 @@
+"""Precision-recall and ROC curves, per query, per by-group or pooled, in three conventions.
+
+Evaluators agree on the operating points of a ranking and disagree on everything around them:
+the point before the first document, the limit points, interpolation, tie order, what a label
+means. A `Convention` names one consistent set of those choices:
+
+* ``trec``: trec_eval. Ties by doc id descending (input order without a doc column); a label
+  >= the relevance level is positive, anything else (or no label) negative; one point per
+  ranked document and no other point.
+* ``lingpipe``: LingPipe's ScoredPrecisionRecallEvaluation. Stable sort (ties keep input
+  order); PR curves start at (recall 0, precision 1) and end at (1, 0), dropping points with
+  recall and precision both 0; interpolation keeps the first point of each recall; ROC curves
+  run from (0, 0) to (1, 1) and interpolation keeps the last point of each false positive rate.
+* ``vlfeat``: VLFeat's vl_pr. Stable sort; labels > 0 positive, < 0 negative, 0 ignored;
+  -inf scores are not retrieved (unless `include_inf`); the PR curve starts with the rank-0
+  point (recall 0, precision 1); interpolation is the running maximum from low scores up.
+
+Like evaluation, a curve is one lazy plan: one sort and cumulative counts per group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from . import io, validate
+from .errors import InputError
+from .ranking import DOC, LABEL, ROW, SCORE, sort_keys
+
+KINDS = ("pr", "roc")
+_ORDER, _P, _N, _TP, _FP = "_order", "_npos", "_nneg", "_tp", "_fp"
+_LAST = 2**62  # sort position of a closing limit point
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One evaluator's choices where evaluators differ (see the README's table)."""
+
+    name: str
+    ties: Literal["trec", "input"]
+    labels: Literal["level", "sign"]  # label >= level | > 0 positive, < 0 negative, 0 ignored
+    inf_retrieved: bool  # are -inf scores ranked? (vlfeat: not unless include_inf)
+    pr_start: bool  # a first PR point (recall 0, precision 1)
+    pr_end: bool  # a last PR point (recall 1, precision 0)
+    skip_origin: bool  # drop PR points where recall and precision are both 0
+    roc_end: bool  # a last ROC point (1, 1)
+    prune_pr: bool  # interpolated PR keeps the first point of each recall
+
+
+CONVENTIONS = {
+    "trec": Convention("trec", "trec", "level", True, False, False, False, False, False),
+    "lingpipe": Convention("lingpipe", "input", "level", True, True, True, True, True, True),
+    "vlfeat": Convention("vlfeat", "input", "sign", False, True, False, False, False, False),
+}
+
+
+def get_convention(name: str) -> Convention:
+    if name not in CONVENTIONS:
+        msg = f"convention must be one of {', '.join(CONVENTIONS)}, got {name!r}"
+        raise InputError(msg)
+    return CONVENTIONS[name]
+
+
+def curve(
+    data: io.Source,
+    kind: Literal["pr", "roc"] = "pr",
+    *,
+    interpolate: bool = False,
+    convention: str = "trec",
+    query: str | None = "query",
+    doc: str = "doc",
+    score: str = "score",
+    label: str = "label",
+    by: str | Sequence[str] | None = None,
+    relevance_level: float = 1,
+    num_positives: int | None = None,
+    num_negatives: int | None = None,
+    include_inf: bool = False,
+) -> pl.LazyFrame:
+    """The PR or ROC curve of each ranking, as a LazyFrame of operating points.
+
+    Parameters
+    ----------
+    data
+        One joined table (frame or path): `score` (null: not retrieved) and `label` columns,
+        with `query` (and `by`) keys. ``query=None`` pools the whole table (or each `by`
+        group) into one ranking, as a classifier's test set.
+    kind
+        ``"pr"``: columns keys..., ``point`` (0-based order), ``recall``, ``precision``,
+        ``score``. ``"roc"``: keys..., ``point``, ``fpr``, ``tpr``, ``score``. ``score`` is
+        the threshold of the point: the score of the document that adds it, null at limit
+        points.
+    interpolate
+        Interpolated precision (PR: the best precision at this recall or beyond) or, for ROC,
+        LingPipe's pruning of points that share a false positive rate.
+    convention
+        ``"trec"``, ``"lingpipe"`` or ``"vlfeat"`` (module docstring, README).
+    num_positives, num_negatives
+        Total positives / negatives of each ranking, when the table does not hold them all
+        (LingPipe ``addMisses`` / ``addNegativeMisses`` counted as totals, VLFeat
+        ``NumPositives`` / ``NumNegatives``). Smaller than what the table holds is an error.
+    include_inf
+        VLFeat: rank -inf scores too (they are not retrieved otherwise).
+
+    Returns
+    -------
+    polars.LazyFrame
+        Sorted by (keys..., point). Recall and TPR are null when a ranking has no positive,
+        FPR when it has no negative.
+    """
+    if kind not in KINDS:
+        msg = f"kind must be 'pr' or 'roc', got {kind!r}"
+        raise InputError(msg)
+    conv = get_convention(convention)
+    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            msg = f"{name} must be a whole number >= 0, got {value!r}"
+            raise InputError(msg)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    keys = [*by_cols, *([query] if query is not None else [])]
+
+    lf = io.scan(data, id_columns=(*keys, doc), numeric_columns=(score, label), what="input")
+    schema = lf.collect_schema()
+    validate.require_columns(
+        schema, {"score": score, "label": label, **{f"key ({k})": k for k in keys}}, "input"
+    )
+    validate.require_numeric(schema, score, "score", "input")
+    validate.require_numeric(schema, label, "label", "input")
+    has_doc = doc in schema
+    ties = conv.ties if (conv.ties == "input" or has_doc) else "input"
+
+    rows = lf.select(
+        *keys,
+        *([pl.col(doc).alias(DOC)] if has_doc else []),
+        pl.col(score).cast(pl.Float64).alias(SCORE),
+        pl.col(label).cast(pl.Float64).alias(LABEL),
+    ).with_row_index(ROW)
+    lab = pl.col(LABEL)
+    if conv.labels == "sign":
+        rows = rows.filter(lab != 0)  # VLFeat: label 0 is ignored
+        positive, negative = (lab > 0).fill_null(False), (lab < 0).fill_null(False)
+    else:
+        positive = (lab >= relevance_level).fill_null(False)
+        negative = ~positive
+    retrieved = pl.col(SCORE).is_not_null()
+    if not (conv.inf_retrieved or include_inf):
+        retrieved = retrieved & (pl.col(SCORE) != float("-inf"))
+
+    # Totals over every row of a ranking (retrieved or not), then the explicit counts.
+    totals = [
+        _total(positive, num_positives, keys, "positives").alias(_P),
+        _total(negative, num_negatives, keys, "negatives").alias(_N),
+    ]
+    order, descending = sort_keys(ties, has_doc=has_doc)
+    ranked = (
+        rows.with_columns(*totals, positive.alias("_pos"), negative.alias("_neg"))
+        .filter(retrieved)
+        .sort([*keys, *order], descending=[False] * len(keys) + descending, nulls_last=True)
+        .with_columns(
+            _window(pl.col("_pos").cum_sum(), keys).alias(_TP),
+            _window(pl.col("_neg").cum_sum(), keys).alias(_FP),
+            _window(pl.int_range(1, pl.len() + 1), keys).alias(_ORDER),
+        )
+    )
+    # one row per ranking with its totals: where the limit points go
+    with_totals = rows.with_columns(*totals)
+    if keys:
+        groups = with_totals.group_by(keys).agg(pl.col(_P).first(), pl.col(_N).first())
+    else:
+        groups = with_totals.select(_P, _N).head(1)
+    if kind == "pr":
+        points = _pr_points(ranked, groups, keys, conv, interpolate)
+    else:
+        points = _roc_points(ranked, groups, keys, conv, interpolate)
+    return points
+
+
+def _window(expr: pl.Expr, keys: list[str]) -> pl.Expr:
+    # the frame was just sorted by (keys, order): windows run down each ranking
+    return expr.over(keys) if keys else expr
+
+
+def _total(flag: pl.Expr, given: int | None, keys: list[str], what: str) -> pl.Expr:
+    found = _window(flag.sum(), keys).cast(pl.Int64)
+    if given is None:
+        return found
+    check = pl.when(found > given).then(None).otherwise(pl.lit(given, dtype=pl.Int64))
+    # a count below what the data holds cannot be honoured: surfaced by `_checked_total`
+    return _checked_total(check, found, given, what)
+
+
+def _checked_total(total: pl.Expr, found: pl.Expr, given: int, what: str) -> pl.Expr:
+    def check(s: pl.Series) -> pl.Series:
+        if s.null_count():
+            msg = (
+                f"num_{what}={given} is smaller than the {what} the data holds for a ranking "
+                f"(rule: the count is the total, misses included)"
+            )
+            raise InputError(msg)
+        return s
+
+    return total.map_batches(check, return_dtype=pl.Int64)
+
+
+def _pr_points(ranked, groups, keys, conv: Convention, interpolate: bool) -> pl.LazyFrame:
+    tp, fp, npos = pl.col(_TP), pl.col(_FP), pl.col(_P)
+    recall = pl.when(npos > 0).then(tp / npos)
+    precision = tp / (tp + fp)
+    points = ranked.select(
+        *keys,
+        _ORDER,
+        recall.alias("recall"),
+        precision.alias("precision"),
+        pl.col(SCORE).alias("score"),
+    )
+    if conv.skip_origin:
+        points = points.filter(~((pl.col("recall") == 0) & (pl.col("precision") == 0)))
+    extra = []
+    if conv.pr_start:
+        extra.append(_limit(groups, keys, 0, 0.0, 1.0, ("recall", "precision")))
+    if conv.pr_end:
+        extra.append(_limit(groups, keys, _LAST, 1.0, 0.0, ("recall", "precision")))
+    points = _stack(points, extra, keys)
+    if interpolate:
+        points = points.with_columns(_window(pl.col("precision").cum_max(reverse=True), keys))
+        if conv.prune_pr:  # LingPipe keeps the first point of each recall
+            first = pl.col("recall") != _window(pl.col("recall").shift(1), keys)
+            points = points.filter(first.fill_null(True))
+    return _number(points, keys, ("recall", "precision"))
+
+
+def _roc_points(ranked, groups, keys, conv: Convention, interpolate: bool) -> pl.LazyFrame:
+    tp, fp = pl.col(_TP), pl.col(_FP)
+    fpr = pl.when(pl.col(_N) > 0).then(fp / pl.col(_N))
+    tpr = pl.when(pl.col(_P) > 0).then(tp / pl.col(_P))
+    points = ranked.select(
+        *keys, _ORDER, fpr.alias("fpr"), tpr.alias("tpr"), pl.col(SCORE).alias("score")
+    )
+    extra = [_limit(groups, keys, 0, 0.0, 0.0, ("fpr", "tpr"))]
+    if conv.roc_end:
+        extra.append(_limit(groups, keys, _LAST, 1.0, 1.0, ("fpr", "tpr")))
+    points = _stack(points, extra, keys)
+    if interpolate:  # LingPipe keeps the last point of each false positive rate
+        last = pl.col("fpr") != _window(pl.col("fpr").shift(-1), keys)
+        points = points.filter(last.fill_null(True))
+    return _number(points, keys, ("fpr", "tpr"))
+
+
+def _limit(groups, keys, order: int, x: float, y: float, names: tuple[str, str]):
+    return groups.select(
+        *keys,
+        pl.lit(order, dtype=pl.Int64).alias(_ORDER),
+        pl.lit(x).alias(names[0]),
+        pl.lit(y).alias(names[1]),
+        pl.lit(None, dtype=pl.Float64).alias("score"),
+    )
+
+
+def _stack(points: pl.LazyFrame, extra: list[pl.LazyFrame], keys: list[str]) -> pl.LazyFrame:
+    points = points.with_columns(pl.col(_ORDER).cast(pl.Int64))
+    return pl.concat([points, *extra], how="vertical_relaxed").sort([*keys, _ORDER])
+
+
+def _number(points: pl.LazyFrame, keys: list[str], names: tuple[str, str]) -> pl.LazyFrame:
+    point = _window(pl.int_range(0, pl.len(), dtype=pl.Int64), keys).alias("point")
+    return points.sort([*keys, _ORDER]).select(*keys, point, *names, "score")
