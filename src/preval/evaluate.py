@@ -24,10 +24,12 @@ from typing import Literal
 import polars as pl
 
 from . import io, validate
-from .errors import InputError, MissingColumnError
+from .curves import get_convention
+from .errors import InputError, InvalidValueError, MissingColumnError
 from .measures import Spec, build, parse_all
 from .ranking import (
     DOC,
+    JUDGED_COUNT,
     LABEL,
     PAD,
     QUERY,
@@ -45,7 +47,7 @@ DUPLICATES = ("error", "max", "first")
 
 # Status columns (internal): audit counters per (keys..., query).
 _JUDGED, _N_RET, _N_ROWS, _N_UNJUDGED = "_judged", "_nret", "_nrows", "_nunj"
-_R, _EVAL, _NJ = "_R", "_eval", "_njudged"
+_R, _EVAL = "_R", "_eval"
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,10 @@ def evaluate(
     depth: int | None = None,
     judged_only: bool = False,
     trec_version: int = 9,
+    convention: str = "trec",
+    num_positives: int | None = None,
+    num_negatives: int | None = None,
+    include_inf: bool = False,
     form: Literal["wide", "long"] = "wide",
     format: Literal["table", "trec"] = "table",
 ) -> pl.LazyFrame:
@@ -178,6 +184,15 @@ def evaluate(
         9 (default: trec_eval 9.x and pytrec_eval) or 10: with ``ties="trec"`` version 10
         compares scores as doubles instead of 32-bit floats, and rounds IPrec recall cutoffs
         to the nearest rank (see `preval measures`).
+    convention
+        ``"trec"`` (default), ``"lingpipe"`` or ``"vlfeat"``: the tie order, label meaning,
+        -inf scores and curve end points of that evaluator (see `curve` and the README). It
+        decides curve measures (AUC-PR, IPrec, AP11) and R-precision with no positive.
+    num_positives, num_negatives
+        Totals per query, misses included (LingPipe addMisses, VLFeat NumPositives): R and
+        the ROC negatives. Below what the data holds is an error.
+    include_inf
+        With ``convention="vlfeat"``: rank -inf scores instead of treating them as unretrieved.
     form
         ``"wide"``: one Float64 column per measure, named canonically; ``"long"``: rows of
         (by..., query, measure, value).
@@ -216,6 +231,10 @@ def evaluate(
         depth=depth,
         judged_only=judged_only,
         trec_version=trec_version,
+        convention=convention,
+        num_positives=num_positives,
+        num_negatives=num_negatives,
+        include_inf=include_inf,
     )
     return plan.per_query(form)
 
@@ -274,8 +293,19 @@ def build_plan(
     depth: int | None = None,
     judged_only: bool = False,
     trec_version: int = 9,
+    convention: str = "trec",
+    num_positives: int | None = None,
+    num_negatives: int | None = None,
+    include_inf: bool = False,
 ) -> Evaluation:
     specs = parse_all(measures)
+    conv = get_convention(convention)
+    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            msg = f"{name} must be a whole number >= 0, got {value!r}"
+            raise InputError(msg)
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         msg = f"depth must be a whole number >= 1, got {depth!r}"
         raise InputError(msg)
@@ -305,8 +335,8 @@ def build_plan(
         raise MissingColumnError(msg)
     if has_doc:
         validate.require_key(run_schema, doc, "doc", "input")
-    if ties is None:
-        ties = "trec" if has_doc else "input"
+    if ties is None:  # the convention's tie order; trec's needs doc ids
+        ties = "trec" if (conv.ties == "trec" and has_doc) else "input"
     if ties == "trec" and not has_doc:
         msg = f"ties='trec' breaks ties by doc id, but the input has no doc column {doc!r}"
         raise InputError(msg)
@@ -335,30 +365,33 @@ def build_plan(
     if ties != "trec":  # the input order is a tie-breaker; it must be taken before any join
         rows = rows.with_row_index(ROW)
     rows = rows.with_columns(pl.lit(False).alias(PAD))
+    if not (conv.inf_retrieved or include_inf):  # VLFeat: -inf scores are not retrieved
+        rows = rows.with_columns(
+            pl.when(pl.col(SCORE) != float("-inf")).then(pl.col(SCORE)).alias(SCORE)
+        )
     if duplicates != "error" and has_doc:
         rows = _dedupe(rows, [*keys, QUERY, DOC], SCORE, duplicates)
 
+    options = {
+        "depth": depth, "judged_only": judged_only, "trec_version": trec_version,
+        "convention": conv.name, "total_positives": num_positives,
+        "total_negatives": num_negatives,
+    }  # fmt: skip
     if qrels is None:
-        ranking = Ranking(
-            "rows",
-            relevance_level,
-            depth=depth,
-            judged_only=judged_only,
-            trec_version=trec_version,
-        )
+        ranking = Ranking("rows", relevance_level, **options)
+        rules = _rules(has_doc, ranking)
         status = _aggregate(
             rows,
             keys,
             specs,
             ranking,
             ties,
-            has_doc,
+            rules,
             judged=(pl.col(LABEL).is_not_null() & ~pl.col(PAD)).any(),
         )
     else:
-        ranking = Ranking(
-            "columns", relevance_level, level_cols, ideal_cols, depth, judged_only, trec_version
-        )
+        ranking = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
+        rules = _rules(has_doc, ranking)
         qrels_lf = io.scan(
             qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
         )
@@ -372,19 +405,40 @@ def build_plan(
             ranking,
             ties,
             duplicates,
+            rules,
         )
 
-    check = validate.checker(
-        validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True),
-        names,
-        roles,
-        "input",
-    )
+    check = validate.checker(rules, names, roles, "input")
     schema = status.collect_schema()
     kept = {n: t for n, t in schema.items() if not n.startswith(validate.CHECK_PREFIX)}
     queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
     status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(_EVAL))
     return Evaluation(status, keys, names, specs)
+
+
+def _rules(has_doc: bool, ranking: Ranking) -> list[validate.Rule]:
+    """The data rules of an evaluation: the input's, and given totals that the data exceeds."""
+    rules = validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True)
+    level = ranking.default_level
+    for given, found, what in (
+        (ranking.total_positives, ranking.found_rel(level), "positives"),
+        (ranking.total_negatives, ranking.found_negatives(level), "negatives"),
+    ):
+        if given is not None:
+            text = (
+                f"num_{what}={given} is smaller than the {what} the data holds for some "
+                f"queries ({{n}} {what} in those; rule: num_{what} is the total, misses included)"
+            )
+            count = pl.when(found > given).then(found).otherwise(0)
+            rules.append(validate.Rule(f"total_{what}", count, None, InvalidValueError, text))
+    return rules
+
+
+def _sign_labels(lf: pl.LazyFrame, keep: pl.Expr) -> pl.LazyFrame:
+    """VLFeat's labels: > 0 positive (1), < 0 negative (-1); 0 and no label are ignored."""
+    label = pl.col(LABEL)
+    informative = (label.is_not_null() & (label != 0)) | keep
+    return lf.filter(informative).with_columns(label.sign())
 
 
 def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
@@ -406,10 +460,13 @@ def _aggregate(
     specs: list[Spec],
     ranking: Ranking,
     ties: str,
-    has_doc: bool,
+    rules: list[validate.Rule],
     judged: pl.Expr,
 ) -> pl.LazyFrame:
     """Sort once, then one group_by/agg for every measure, audit and validation counter."""
+    if ranking.convention == "vlfeat":
+        rows = _sign_labels(rows, keep=pl.col(PAD))
+    has_doc = DOC in rows.collect_schema()
     order, descending = sort_keys(ties, has_doc=has_doc, trec_version=ranking.trec_version)
     group = [*keys, QUERY]
     ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED)).sort(
@@ -423,11 +480,7 @@ def _aggregate(
         (pl.col(RETRIEVED) & pl.col(LABEL).is_null()).sum().cast(pl.Int64).alias(_N_UNJUDGED),
         ranking.num_rel(ranking.default_level).cast(pl.Int64).alias(_R),
     ]
-    checks = validate.check_exprs(
-        validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True),
-        has_doc=has_doc,
-        has_pad=True,
-    )
+    checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=True)
     return ranked.group_by(group).agg(*[build(s, ranking) for s in specs], *status_exprs, *checks)
 
 
@@ -441,6 +494,7 @@ def _with_qrels(
     ranking: Ranking,
     ties: str,
     duplicates: str,
+    rules: list[validate.Rule],
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -462,6 +516,8 @@ def _with_qrels(
     rows, judgments = _align_ids(rows, judgments, [*qkeys, QUERY, DOC])
     if duplicates != "error":
         judgments = _dedupe(judgments, [*qkeys, QUERY, DOC], LABEL, duplicates)
+    if ranking.convention == "vlfeat":
+        judgments = _sign_labels(judgments, keep=pl.lit(False))
     # Shared subplans are cached: the Python validation steps inside them are opaque to
     # Polars' common-subplan elimination, so each consumer would otherwise re-read the input.
     judgments = judgments.cache()
@@ -470,7 +526,7 @@ def _with_qrels(
     rows_view = Ranking("rows", ranking.default_level)
     q_rules = validate.row_checks(has_doc=True, has_score=False, label_may_be_null=False)
     stats = judgments.group_by([*qkeys, QUERY]).agg(
-        pl.len().cast(pl.Int64).alias(_NJ),
+        pl.len().cast(pl.Int64).alias(JUDGED_COUNT),
         *[rows_view.judged_rel(lv).sum().alias(c) for lv, c in ranking.levels.items()],
         *[
             rows_view.judged_nonrel(lv).sum().alias(nonrel_column(c))
@@ -490,8 +546,8 @@ def _with_qrels(
     joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
         stats, on=[*qkeys, QUERY], how="left"
     )
-    judged = pl.col(_NJ).first().is_not_null()
-    answered = _aggregate(joined, keys, specs, ranking, ties, True, judged).cache()
+    judged = pl.col(JUDGED_COUNT).first().is_not_null()
+    answered = _aggregate(joined, keys, specs, ranking, ties, rules, judged).cache()
 
     # Judged queries a system did not answer: one placeholder row each, same aggregation.
     wanted = stats.select(*qkeys, QUERY)
@@ -509,7 +565,7 @@ def _with_qrels(
         .join(stats, on=[*qkeys, QUERY], how="left")
         .select(schema.names())
     )
-    unanswered = _aggregate(pads, keys, specs, ranking, ties, True, judged)
+    unanswered = _aggregate(pads, keys, specs, ranking, ties, rules, judged)
     return pl.concat([answered, unanswered], how="vertical")
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import polars as pl
 
 from .errors import MeasureError
-from .ranking import Ranking
+from .ranking import SCORE, Ranking
 
 Summary = Literal["mean", "sum", "gmean"]
 GMAP_FLOOR = 1e-5  # trec_eval's floor for gm_map: log(max(AP, 1e-5))
@@ -53,6 +53,32 @@ def _beta(text: str) -> float:
     return value
 
 
+def _bool(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        msg = "expected true or false"
+        raise ValueError(msg)
+    return text.lower() == "true"
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if math.isnan(value):
+        msg = "must be a number"
+        raise ValueError(msg)
+    return value
+
+
+def _alpha(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:
+        msg = "alpha must be in (0, 1]"
+        raise ValueError(msg)
+    return value
+
+
+INTERPOLATE = Param(_bool, False, help="interpolated curve")
+THRESHOLD = Param(_number, None, help="documents with score >= threshold are returned")
+ALPHA = Param(_alpha, None, help="F_alpha weighting: beta^2 = 1/alpha - 1")
 REL = Param(_level, None, help="label >= rel is relevant (default: the relevance_level)")
 BETA = Param(_beta, 1.0, help="weight of recall against precision")
 
@@ -109,6 +135,8 @@ class Spec:
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() else repr(value)
     return str(value)
@@ -263,11 +291,14 @@ def r_precision(r: Ranking, s: Spec) -> pl.Expr:
     """R-precision: precision at rank R, the break-even point where precision = recall.
 
     Rprec = tp(R)/R, ranks beyond n non-relevant (trec_eval ``Rprec``, LingPipe
-    ``rPrecision``/``prBreakevenPoint``). 0 when R = 0.
+    ``rPrecision``/``prBreakevenPoint``). 0 when R = 0 (1 under ``convention="lingpipe"``).
     """
     level = s.level(r.default_level)
     R = r.num_rel(level)
-    return r.safe_div((r.rel(level) & (r.rank <= R)).sum(), R)
+    value = r.safe_div((r.rel(level) & (r.rank <= R)).sum(), R)
+    if r.convention == "lingpipe":  # LingPipe's rPrecision() is 1 without positives
+        return pl.when(R > 0).then(value).otherwise(1.0)
+    return value
 
 
 @measure(
@@ -358,6 +389,12 @@ def geometric_bpref(r: Ranking, s: Spec) -> pl.Expr:
 
 def _iprec(r: Ranking, level: float, recall: float) -> pl.Expr:
     """max tp(k)/k over relevant ranks k holding at least the cutoff's relevant documents."""
+    if r.convention != "trec":
+        # LingPipe and VLFeat: the best precision of the curve's points with recall >= r,
+        # counting the point (recall 0, precision 1); LingPipe's 1e-13 absorbs 0.1*3 != 0.3
+        reached = r.retrieved & (r.recall(level) + 1e-13 >= recall)
+        best = r.precision(level).filter(reached.fill_null(False)).max().fill_null(0.0)
+        return pl.lit(1.0) if recall <= 1e-13 else best
     R = r.num_rel(level).cast(pl.Float64)
     if r.trec_version < 10:
         needed = (recall * R + 0.9).floor()  # trec_eval 9: (long)(p*R + 0.9)
@@ -381,7 +418,9 @@ def interpolated_precision(r: Ranking, s: Spec) -> pl.Expr:
 
     IPrec@r = max_{k: rel_k, tp(k) ≥ c} tp(k)/k with c = ⌊r·R + 0.9⌋ (trec_eval 9
     ``iprec_at_recall``) or c = round(r·R) with ``trec_version=10``, and c ≥ 1. 0 when
-    recall r is never reached, and so when R = 0.
+    recall r is never reached, and so when R = 0. Under ``convention="lingpipe"`` or
+    ``"vlfeat"``: the best precision of the PR curve's points with recall ≥ r, including
+    the point (recall 0, precision 1), so IPrec@0 = 1.
     """
     return _iprec(r, s.level(r.default_level), s.cutoff)
 
@@ -445,18 +484,200 @@ def judged(r: Ranking, s: Spec) -> pl.Expr:
     return r.divide(r.top(r.judged(), s.cutoff).sum(), s.cutoff)
 
 
-@measure("SetP", cutoff="none", params={"rel": REL}, aliases=("set_P",), trec="set_P")
+@measure(
+    "SetP",
+    cutoff="none",
+    params={"rel": REL, "threshold": THRESHOLD},
+    aliases=("set_P",),
+    trec="set_P",
+)
 def set_precision(r: Ranking, s: Spec) -> pl.Expr:
-    """Precision of the whole retrieved set: tp(n)/n (trec_eval set_P). 0 when n = 0."""
-    level = s.level(r.default_level)
-    return r.safe_div(r.hits(level, None), r.num_ret)
+    """Precision of the returned set: tp/returned (trec_eval set_P without a threshold).
+
+    Returned = ranked documents with score ≥ threshold; all ranked ones without a threshold.
+    0 when nothing is returned.
+    """
+    tp, fp, _, _ = _set_counts(r, s)
+    return r.safe_div(tp, tp + fp)
 
 
-@measure("SetR", cutoff="none", params={"rel": REL}, aliases=("set_recall",), trec="set_recall")
+@measure(
+    "SetR",
+    cutoff="none",
+    params={"rel": REL, "threshold": THRESHOLD},
+    aliases=("set_recall", "Sensitivity", "TPR"),
+    trec="set_recall",
+)
 def set_recall(r: Ranking, s: Spec) -> pl.Expr:
-    """Recall of the whole retrieved set: tp(n)/R (trec_eval set_recall). 0 when R = 0."""
+    """Recall of the returned set: tp/R (trec_eval set_recall without a threshold).
+
+    Returned = ranked documents with score ≥ threshold. 0 when R = 0.
+    """
+    tp, _, R, _ = _set_counts(r, s)
+    return r.safe_div(tp, R)
+
+
+def _pr_points(r: Ranking, level: float) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Recall, precision and relevance at the ranked rows, in rank order."""
+    ranked = r.retrieved
+    return (
+        r.recall(level).filter(ranked),
+        r.precision(level).filter(ranked),
+        r.rel(level).filter(ranked),
+    )
+
+
+def _trapezoids(x: pl.Expr, y: pl.Expr, x0: float, y0: float) -> pl.Expr:
+    """Σ (x_i − x_{i−1})(y_i + y_{i−1})/2 over consecutive points, from the point (x0, y0)."""
+    return ((x - x.shift(1, fill_value=x0)) * (y + y.shift(1, fill_value=y0)) / 2).sum()
+
+
+@measure(
+    "AUC-PR",
+    cutoff="none",
+    params={"rel": REL, "interpolate": INTERPOLATE},
+    aliases=("AUCPR", "PR-AUC", "AUPRC", "auc_pr"),
+    trec="(vl_pr info.auc, LingPipe areaUnderPrCurve)",
+)
+def auc_pr(r: Ranking, s: Spec) -> pl.Expr:
+    """Area under the precision-recall curve of the convention (trapezoids).
+
+    ``trec`` and ``vlfeat`` (vl_pr ``info.auc``): trapezoids from the rank-0 point
+    (recall 0, precision 1) through every ranked document; with ``interpolate=true`` the
+    curve is piecewise constant, Σ Δrecall · interpolated precision (vl_pr: then equal to AP
+    from interpolated precision). ``lingpipe`` (``areaUnderPrCurve``): trapezoids over
+    LingPipe's curve, (0, 1) … (1, 0), without points of recall and precision 0; interpolated,
+    over its pruned interpolated curve. Null when R = 0 (no recall axis).
+    """
     level = s.level(r.default_level)
-    return r.safe_div(r.hits(level, None), r.num_rel(level))
+    recall, precision, rel = _pr_points(r, level)
+    interpolate = s.param("interpolate")
+    if r.convention == "lingpipe":
+        if interpolate:  # the first point of each recall: the relevant ranks
+            x, y = recall.filter(rel), precision.cum_max(reverse=True).filter(rel)
+        else:  # points with recall = precision = 0 are dropped: ranks before the first hit
+            hit = r.tp(level).filter(r.retrieved) > 0
+            x, y = recall.filter(hit), precision.filter(hit)
+        closing = (1.0 - x.last().fill_null(0.0)) * y.last().fill_null(1.0) / 2  # to (1, 0)
+        area = _trapezoids(x, y, 0.0, 1.0) + closing
+    elif interpolate:
+        step = recall - recall.shift(1, fill_value=0.0)
+        area = (step * precision.cum_max(reverse=True)).sum()
+    else:
+        area = _trapezoids(recall, precision, 0.0, 1.0)
+    return pl.when(r.num_rel(level) > 0).then(area)
+
+
+@measure(
+    "AUC-ROC",
+    cutoff="none",
+    params={"rel": REL, "interpolate": INTERPOLATE},
+    aliases=("AUCROC", "ROC-AUC", "AUROC", "auc_roc", "AUC"),
+    trec="(LingPipe areaUnderRocCurve; roc_auc_score without ties)",
+)
+def auc_roc(r: Ranking, s: Spec) -> pl.Expr:
+    """Area under the ROC curve: trapezoids from (0, 0) through every ranked document to (1, 1).
+
+    A point per ranked document: (FP/N, TP/R), N = negatives (ranked non-relevant plus
+    unranked labelled non-relevant, or ``num_negatives``). The documents not ranked close
+    the curve with a straight line to (1, 1), as one tie at the bottom (LingPipe's limit
+    point; scikit-learn's roc_auc_score on untied data). Tied scores are separate points:
+    scikit-learn's tie-grouped value is the mean of this measure under
+    ``ties="optimistic"`` and ``ties="pessimistic"``. ``interpolate=true``: LingPipe's
+    interpolated ROC (the last point of each false positive rate). Null when R = 0 or N = 0.
+    """
+    level = s.level(r.default_level)
+    R, N = r.num_rel(level), r.num_negatives(level)
+    negative = (r.retrieved & ~r.judged_rel(level)).cum_sum()
+    tpr = (r.tp(level) / R).filter(r.retrieved)
+    fpr = (negative / N).filter(r.retrieved)
+    if s.param("interpolate"):  # keep a point when the next one (or (1, 1)) moves right
+        keep = fpr != fpr.shift(-1, fill_value=1.0)
+        tpr, fpr = tpr.filter(keep), fpr.filter(keep)
+    closing = (1.0 - fpr.last().fill_null(0.0)) * (1.0 + tpr.last().fill_null(0.0)) / 2
+    return pl.when((R > 0) & (N > 0)).then(_trapezoids(fpr, tpr, 0.0, 0.0) + closing)
+
+
+@measure(
+    "MaxF",
+    cutoff="none",
+    params={"rel": REL, "beta": BETA},
+    aliases=("max_f", "maxF"),
+    trec="(LingPipe maximumFMeasure)",
+)
+def max_f(r: Ranking, s: Spec) -> pl.Expr:
+    """Maximum F-beta over the operating points: max_k (1 + β²)·tp(k) / (β²·R + k).
+
+    The best F of any cut of the ranking (LingPipe ``maximumFMeasure``; limit points have
+    F = 0). 0 when no relevant document is ranked, and so when R = 0.
+    """
+    level, beta2 = s.level(r.default_level), s.param("beta") ** 2
+    f = (1.0 + beta2) * r.tp(level) / (beta2 * r.num_rel(level) + r.rank)
+    return f.filter(r.retrieved).max().fill_null(0.0)
+
+
+def _returned(r: Ranking, s: Spec) -> pl.Expr:
+    """Ranked documents returned at the measure's threshold (score >= threshold)."""
+    threshold = s.param("threshold")
+    if threshold is None:
+        return r.retrieved
+    return r.retrieved & (pl.col(SCORE) >= threshold)
+
+
+def _set_counts(r: Ranking, s: Spec) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+    """(tp, fp, R, N) of the returned set."""
+    level = s.level(r.default_level)
+    returned = _returned(r, s)
+    tp = (returned & r.judged_rel(level)).sum()
+    return tp, returned.sum() - tp, r.num_rel(level), r.num_negatives(level)
+
+
+@measure(
+    "SetF",
+    cutoff="none",
+    params={"rel": REL, "beta": BETA, "alpha": ALPHA, "threshold": THRESHOLD},
+    aliases=(),
+    trec="set_F",
+)
+def set_f(r: Ranking, s: Spec) -> pl.Expr:
+    """F of the returned set: (1 + β²)·tp / (β²·R + returned), returned = score ≥ threshold.
+
+    ``alpha=`` weighs as the seed lecture notes' F_α = 1/(α/P + (1 − α)/R), the same measure
+    with β² = 1/α − 1. Without a threshold every ranked document is returned (trec_eval
+    ``set_F``). 0 when tp = 0.
+    """
+    alpha = s.param("alpha")
+    beta2 = s.param("beta") ** 2 if alpha is None else 1.0 / alpha - 1.0
+    tp, fp, R, _ = _set_counts(r, s)
+    return r.safe_div((1.0 + beta2) * tp, beta2 * R + tp + fp)
+
+
+@measure(
+    "Accuracy",
+    cutoff="none",
+    params={"rel": REL, "threshold": THRESHOLD},
+    aliases=("accuracy",),
+)
+def accuracy(r: Ranking, s: Spec) -> pl.Expr:
+    """Accuracy at a score cut: (tp + tn) / (R + N), tn = N − fp (negatives not returned).
+
+    Returned = ranked documents with score ≥ threshold (all ranked ones without a threshold).
+    0 when R + N = 0.
+    """
+    tp, fp, R, N = _set_counts(r, s)
+    return r.safe_div(tp + N - fp, R + N)
+
+
+@measure(
+    "Specificity",
+    cutoff="none",
+    params={"rel": REL, "threshold": THRESHOLD},
+    aliases=("specificity", "TNR"),
+)
+def specificity(r: Ranking, s: Spec) -> pl.Expr:
+    """Specificity (rejection recall) at a score cut: tn / N, tn = N − fp. Null when N = 0."""
+    _, fp, _, N = _set_counts(r, s)
+    return pl.when(N > 0).then((N - fp) / N)
 
 
 @measure("NumRet", cutoff="none", summary="sum", aliases=("num_ret",), trec="num_ret")

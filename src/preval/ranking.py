@@ -21,6 +21,7 @@ TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
 # Internal column names: the user's columns are renamed to these on the way in and back on
 # the way out, so no user column name can collide with them.
 QUERY, DOC, SCORE, LABEL, ROW, PAD = "_q", "_d", "_s", "_l", "_row", "_pad"
+JUDGED_COUNT = "_njudged"  # judgments of the query, from qrels
 RETRIEVED = "_ret"
 
 
@@ -98,6 +99,9 @@ class Ranking:
     depth: int | None = None
     judged_only: bool = False
     trec_version: int = 9
+    convention: str = "trec"
+    total_positives: int | None = None  # num_positives: the ranking's positives, misses included
+    total_negatives: int | None = None  # num_negatives
 
     @property
     def position(self) -> pl.Expr:
@@ -172,10 +176,43 @@ class Ranking:
         return self.top(self.rel(level), k).sum()
 
     def num_rel(self, level: float) -> pl.Expr:
-        """R: relevant documents of the query at `level`, retrieved or not."""
+        """R: relevant documents of the query at `level`, retrieved or not (or the given total)."""
+        if self.total_positives is not None:
+            return pl.lit(self.total_positives, dtype=pl.Int64)
+        return self.found_rel(level)
+
+    def found_rel(self, level: float) -> pl.Expr:
+        """Relevant documents of the query that the data holds (rows or qrels)."""
         if self.stats == "rows":
             return self.judged_rel(level).sum()
         return pl.col(self.levels[level]).first().fill_null(0)
+
+    def num_negatives(self, level: float) -> pl.Expr:
+        """Negatives for ROC-style measures: retrieved non-relevant documents plus unretrieved
+        ones that carry a label (judged non-relevant), or the given total (num_negatives)."""
+        if self.total_negatives is not None:
+            return pl.lit(self.total_negatives, dtype=pl.Int64)
+        return self.found_negatives(level)
+
+    def found_negatives(self, level: float) -> pl.Expr:
+        retrieved_neg = (self.retrieved & ~self.judged_rel(level)).sum()
+        if self.stats == "rows":
+            labelled = pl.col(LABEL).is_not_null() & ~pl.col(RETRIEVED)
+            return retrieved_neg + (labelled & ~self.judged_rel(level)).sum()
+        judged_neg = pl.col(JUDGED_COUNT).first().fill_null(0) - self.found_rel(level)
+        retrieved_judged_neg = (
+            self.retrieved & pl.col(LABEL).is_not_null() & ~self.judged_rel(level)
+        ).sum()
+        return retrieved_neg + judged_neg - retrieved_judged_neg
+
+    def recall(self, level: float) -> pl.Expr:
+        """tp/R at every row (null when R = 0: recall is undefined)."""
+        R = self.num_rel(level)
+        return pl.when(R > 0).then(self.tp(level) / R)
+
+    def precision(self, level: float) -> pl.Expr:
+        """tp/rank at every ranked row."""
+        return self.tp(level) / self.rank
 
     def num_nonrel(self, level: float) -> pl.Expr:
         """N: judged non-relevant documents of the query at `level`, retrieved or not."""
