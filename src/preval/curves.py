@@ -115,12 +115,8 @@ def curve(
         msg = f"kind must be 'pr' or 'roc', got {kind!r}"
         raise InputError(msg)
     conv = get_convention(convention)
-    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 0
-        ):
-            msg = f"{name} must be a whole number >= 0, got {value!r}"
-            raise InputError(msg)
+    validate.require_count("num_positives", num_positives)
+    validate.require_count("num_negatives", num_negatives)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     keys = [*by_cols, *([query] if query is not None else [])]
 
@@ -267,5 +263,6 @@ def _stack(points: pl.LazyFrame, extra: list[pl.LazyFrame], keys: list[str]) -> 
 
 
 def _number(points: pl.LazyFrame, keys: list[str], names: tuple[str, str]) -> pl.LazyFrame:
+    # `points` is sorted by (keys, order) in `_stack`; filters since then keep that order
     point = _window(pl.int_range(0, pl.len(), dtype=pl.Int64), keys).alias("point")
-    return points.sort([*keys, _ORDER]).select(*keys, point, *names, "score")
+    return points.select(*keys, point, *names, "score")

@@ -300,15 +300,9 @@ def build_plan(
 ) -> Evaluation:
     specs = parse_all(measures)
     conv = get_convention(convention)
-    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 0
-        ):
-            msg = f"{name} must be a whole number >= 0, got {value!r}"
-            raise InputError(msg)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        msg = f"depth must be a whole number >= 1, got {depth!r}"
-        raise InputError(msg)
+    validate.require_count("num_positives", num_positives)
+    validate.require_count("num_negatives", num_negatives)
+    validate.require_count("depth", depth, minimum=1)
     if trec_version not in (9, 10):
         msg = f"trec_version must be 9 or 10, got {trec_version!r}"
         raise InputError(msg)

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .errors import ColumnTypeError, DuplicateError, InvalidValueError, MissingColumnError
+from .errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InputError,
+    InvalidValueError,
+    MissingColumnError,
+)
 from .ranking import DOC, LABEL, PAD, QUERY, SCORE
 
 CHECK_PREFIX = "_chk_"
@@ -38,6 +44,15 @@ def require_numeric(schema: pl.Schema, name: str, role: str, what: str) -> None:
             f"(rule: {role}s are numbers; cast the column or pick another with --{role})"
         )
         raise ColumnTypeError(msg)
+
+
+def require_count(name: str, value: object, minimum: int = 0) -> None:
+    """An option that must be None or a whole number >= minimum (depth, num_positives ...)."""
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int) or value < minimum
+    ):
+        msg = f"{name} must be a whole number >= {minimum}, got {value!r}"
+        raise InputError(msg)
 
 
 def require_key(schema: pl.Schema, name: str, role: str, what: str) -> None:
