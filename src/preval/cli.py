@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from . import __version__, io, report, trec
+from .curves import CONVENTIONS
 from .errors import PrevalError
 from .evaluate import DUPLICATES, QUERIES, build_plan
 from .measures import catalogue_rows, markdown_table
@@ -200,6 +201,45 @@ def _parser() -> argparse.ArgumentParser:
         help="one summary table, runs side by side, instead of trec_eval lines",
     )
 
+    pl_ = sub.add_parser(
+        "plot",
+        help="draw PR or ROC curves, one per system or group (needs preval[plot])",
+        description="Draw PR or ROC curves into a .png, .svg or .pdf file. Without --query "
+        "each group is pooled into one ranking (its AUC in the legend); with --query, PR "
+        "draws the mean interpolated precision at 11 recall levels (MAP in the legend).",
+        epilog="examples:\n  preval plot pr fixtures/example.parquet --by system -o pr.png\n"
+        "  preval plot pr fixtures/example.parquet --by system --query query -o trec.svg\n"
+        "  preval plot roc fixtures/example.parquet --by system -o roc.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pl_.add_argument("kind", choices=("pr", "roc"))
+    pl_.add_argument("input", help="joined table: .parquet, .csv or .tsv")
+    pl_.add_argument("-o", "--output", required=True, help="picture: .png, .svg or .pdf")
+    pl_.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="one curve per value of this column (repeatable)",
+    )
+    pl_.add_argument(
+        "--query",
+        default=None,
+        metavar="COL",
+        help="the query column: PR draws the mean over queries",
+    )
+    for role in ("doc", "score", "label"):
+        pl_.add_argument(
+            f"--{role}",
+            default=role,
+            metavar="COL",
+            help=f"name of the {role} column (default: {role})",
+        )
+    pl_.add_argument("--convention", choices=tuple(CONVENTIONS), default="trec")
+    pl_.add_argument("--interpolate", action="store_true", help="interpolated curves")
+    pl_.add_argument("-l", "--relevance-level", type=float, default=1, metavar="N")
+    pl_.add_argument("--title", default=None)
+
     ms = sub.add_parser("measures", help="list the measure catalogue")
     ms.add_argument("--format", choices=("table", "markdown"), default="table")
     return parser
@@ -212,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _measures(args)
         if args.command == "trec":
             return _trec(args)
+        if args.command == "plot":
+            return _plot(args)
         return _evaluate(args)
     except PrevalError as exc:
         print(f"preval: error: {exc}", file=sys.stderr)
@@ -352,4 +394,25 @@ def _trec(args: argparse.Namespace) -> int:
         prefix = f"{name}\t" if len(names) > 1 else ""
         for text in trec.format_lines(shown, summary, lines, name):
             print(prefix + text)
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from .plot import plot  # matplotlib is imported only for this command
+
+    path = plot(
+        args.input,
+        args.kind,
+        args.output,
+        by=args.by,
+        query=args.query,
+        doc=args.doc,
+        score=args.score,
+        label=args.label,
+        convention=args.convention,
+        interpolate=args.interpolate,
+        relevance_level=args.relevance_level,
+        title=args.title,
+    )
+    print(path)  # the picture's path on stdout, for a pipeline's next step
     return 0

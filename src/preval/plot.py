@@ -1,0 +1,152 @@
+"""Pictures of curves: one line per system or group, its area in the legend.
+
+matplotlib is an optional dependency (``pip install 'preval[plot]'``). The numbers come from
+`curve` and `evaluate`, so a plot shows exactly what the measures compute.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from . import io
+from .curves import curve
+from .errors import InputError
+from .evaluate import evaluate
+from .summary import summarize
+
+FORMATS = (".png", ".svg", ".pdf")
+POOLED = "_pooled"  # the query of a pooled ranking: the whole group is one ranking
+NO_DOC = "\x00"  # a column name no table has: rank without doc ids
+LEVELS = [i / 10 for i in range(11)]
+
+
+def plot(
+    data: io.Source,
+    kind: str,
+    output: str | Path,
+    *,
+    by: str | Sequence[str] | None = None,
+    query: str | None = None,
+    doc: str = "doc",
+    score: str = "score",
+    label: str = "label",
+    convention: str = "trec",
+    interpolate: bool = False,
+    relevance_level: float = 1,
+    title: str | None = None,
+) -> Path:
+    """Draw PR or ROC curves into `output` (.png, .svg or .pdf) and return its path.
+
+    Without `query` every group (each `by` value, or the whole table) is pooled into one
+    ranking and drawn with its area (AUC-PR or AUC-ROC) in the legend. With `query` and
+    ``kind="pr"``: the TREC recall-precision graph, the mean over queries of the interpolated
+    precision at recall 0, 0.1, ..., 1 (IPrec), with MAP in the legend.
+    """
+    path = Path(output)
+    if path.suffix.lower() not in FORMATS:
+        msg = f"cannot tell the picture format of {path} (known: {', '.join(FORMATS)})"
+        raise InputError(msg)
+    if not path.parent.is_dir():
+        msg = f"cannot write {path}: directory {path.parent} does not exist"
+        raise InputError(msg)
+    if kind not in ("pr", "roc"):
+        msg = f"kind must be 'pr' or 'roc', got {kind!r}"
+        raise InputError(msg)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        msg = "preval plot needs matplotlib: pip install 'preval[plot]'"
+        raise InputError(msg) from None
+
+    keys = [by] if isinstance(by, str) else list(by or [])
+    options = {"doc": doc, "score": score, "label": label, "convention": convention}
+    lines = (
+        _mean_interpolated(data, keys, query, relevance_level, options)
+        if kind == "pr" and query is not None
+        else _pooled(data, kind, keys, interpolate, relevance_level, options)
+    )
+    fig, ax = plt.subplots(figsize=(6, 5), dpi=120)
+    for name, xs, ys in lines:
+        ax.plot(xs, ys, label=name, drawstyle="steps-post" if interpolate else "default")
+    if kind == "pr":
+        x_label, y_label = "recall", "precision"
+    else:
+        x_label, y_label = "false positive rate", "true positive rate"
+    ax.set(xlabel=x_label, ylabel=y_label, xlim=(0, 1), ylim=(0, 1.02), title=title or "")
+    ax.grid(alpha=0.3)
+    if lines:
+        ax.legend(loc="lower left" if kind == "pr" else "lower right")
+    _save(fig, path)
+    plt.close(fig)
+    return path
+
+
+def _pooled(data, kind, keys, interpolate, level, options):
+    """One curve per group, the group pooled into one ranking; the area from `evaluate`.
+
+    Doc ids repeat across the pooled queries, so the pooled ranking does not use them: tied
+    scores keep the input order, in the curve and in its area alike.
+    """
+    table = io.scan(data, what="input").with_columns(pl.lit("all").alias(POOLED))
+    options = {**options, "doc": NO_DOC}
+    points = curve(table, kind, query=None, by=keys, interpolate=interpolate,
+                   relevance_level=level, score=options["score"], label=options["label"],
+                   doc=options["doc"], convention=options["convention"]).collect()  # fmt: skip
+    area = "AUC-PR" if kind == "pr" else "AUC-ROC"
+    if interpolate:
+        area += "(interpolate=true)"
+    areas = evaluate(table, [area], query=POOLED, by=keys or None, relevance_level=level,
+                     **options).collect()  # fmt: skip
+    x, y = ("recall", "precision") if kind == "pr" else ("fpr", "tpr")
+    lines = []
+    for group in _groups(areas, keys):
+        mine = points.filter(_match(keys, group)) if keys else points
+        value = areas.filter(_match(keys, group))[area][0] if keys else areas[area][0]
+        name = " ".join(map(str, group)) or "all"
+        shown = "n/a" if value is None else f"{value:.3f}"
+        lines.append((f"{name} ({area.split('(')[0]} {shown})", mine[x], mine[y]))
+    return lines
+
+
+def _mean_interpolated(data, keys, query, level, options):
+    """The TREC recall-precision graph: mean IPrec at 11 recall levels per group."""
+    measures = [f"IPrec@{r:g}" for r in LEVELS]
+    per_query = evaluate(data, [*measures, "AP"], query=query, by=keys or None,
+                         relevance_level=level, **options)  # fmt: skip
+    means = summarize(per_query, by=keys).collect()
+    names = [c for c in means.columns if c.startswith("IPrec@")]
+    lines = []
+    for row in means.iter_rows(named=True):
+        name = " ".join(str(row[k]) for k in keys) or "all"
+        lines.append((f"{name} (MAP {row['AP']:.3f})", LEVELS, [row[c] for c in names]))
+    return lines
+
+
+def _groups(frame: pl.DataFrame, keys: list[str]) -> list[tuple]:
+    return frame.select(keys).unique(maintain_order=True).rows() if keys else [()]
+
+
+def _match(keys: list[str], group: tuple) -> pl.Expr:
+    return pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, group, strict=True)])
+
+
+def _save(fig, path: Path) -> None:
+    """Write atomically: a temporary file beside the target, renamed when complete."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
