@@ -237,3 +237,14 @@ def test_vlfeat_convention_matches_the_vl_pr_port(labels, scores, include_inf) -
     assert got["AP"] == pytest.approx(info["ap"], abs=1e-9)
     assert got["AUC-PR"] == pytest.approx(info["auc"], abs=1e-9)
     assert got["AP11"] == pytest.approx(info["ap_interp_11"], abs=1e-9)
+
+
+def test_cli_warns_when_an_auc_is_undefined(tmp_path: Path, capsys) -> None:
+    from preval.cli import main
+
+    path = tmp_path / "one_class.csv"
+    path.write_text("query,doc,score,label\nq1,a,1.0,1\nq1,b,0.5,0\nq2,c,1.0,1\n")
+    assert main(["evaluate", str(path), "-m", "AUC-ROC", "--format", "csv"]) == 0
+    out, err = capsys.readouterr()
+    assert "AUC-ROC is undefined (null) for 1 queries" in err
+    assert out.splitlines()[1] == "2.0,1.0"  # NumQ counts both; the mean skips the null

@@ -138,3 +138,36 @@ def test_roc_matches_scikit_learn_without_ties(seed: int) -> None:
     precision, recall, _ = sklearn.precision_recall_curve(labels, scores)
     np.testing.assert_allclose(pr["recall"], recall[::-1][1:])
     np.testing.assert_allclose(pr["precision"], precision[::-1][1:])
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "words"),
+    [
+        (lambda df: df.with_columns(pl.lit(float("nan")).alias("score")),
+         preval.InvalidValueError, ["'score'", "NaN", "11 rows"]),
+        (lambda df: pl.concat([df, df.head(1)]), preval.DuplicateError, ["2 rows", "'c0'"]),
+        (lambda df: df.with_columns(pl.lit(None, dtype=pl.String).alias("query")),
+         preval.InvalidValueError, ["'query'", "null"]),
+    ],
+)  # fmt: skip
+def test_curve_enforces_the_input_rules(lingpipe, change, error, words) -> None:
+    with pytest.raises(error) as info:
+        curve(change(lingpipe), "pr").collect()
+    assert all(word in str(info.value) for word in words), str(info.value)
+
+
+def test_curve_rejects_missing_columns_and_bad_kinds(lingpipe) -> None:
+    with pytest.raises(preval.MissingColumnError, match="'label'"):
+        curve(lingpipe.drop("label"), "pr")
+    with pytest.raises(preval.InputError, match="kind"):
+        curve(lingpipe, "det")
+    with pytest.raises(preval.InputError, match="convention"):
+        curve(lingpipe, "pr", convention="sklearn")
+
+
+def test_pooled_curves_allow_doc_ids_repeated_across_queries() -> None:
+    df = pl.DataFrame({"query": ["a", "b"], "doc": ["d1", "d1"], "score": [0.9, 0.1],
+                       "label": [1, 0]})  # fmt: skip
+    assert curve(df, "roc", query=None).collect()["tpr"].to_list() == [0.0, 1.0, 1.0]
+    with pytest.raises(preval.DuplicateError):
+        curve(df.with_columns(pl.lit("a").alias("query")), "roc").collect()

@@ -315,6 +315,14 @@ def _evaluate(args: argparse.Namespace) -> int:
         report.write(summary_df, args.summary)
     if not args.quiet:
         _print_audit(audit_df, per_query_df.height)
+        for name in per_query_df.columns:
+            undefined = per_query_df[name].null_count() if name.startswith("AUC-") else 0
+            if undefined:
+                print(
+                    f"preval: warning: {name} is undefined (null) for {undefined} queries "
+                    "with a single class; summaries average the others",
+                    file=sys.stderr,
+                )
     sys.stdout.write(report.render(summary_df, args.format))
     return 0
 

@@ -27,11 +27,12 @@ from typing import Literal
 import polars as pl
 
 from . import io, validate
-from .errors import InputError
-from .ranking import DOC, LABEL, ROW, SCORE, sort_keys
+from .errors import InputError, InvalidValueError
+from .ranking import DOC, LABEL, PAD, ROW, SCORE, sort_keys
 
 KINDS = ("pr", "roc")
 _ORDER, _P, _N, _TP, _FP = "_order", "_npos", "_nneg", "_tp", "_fp"
+_ONE = "_ranking"  # a constant key: with no keys, the whole table is one ranking
 _LAST = 2**62  # sort position of a closing limit point
 
 
@@ -136,6 +137,7 @@ def curve(
         pl.col(score).cast(pl.Float64).alias(SCORE),
         pl.col(label).cast(pl.Float64).alias(LABEL),
     ).with_row_index(ROW)
+    rows = rows.with_columns(pl.lit(False).alias(PAD), pl.lit(0).alias(_ONE))
     lab = pl.col(LABEL)
     if conv.labels == "sign":
         rows = rows.filter(lab != 0)  # VLFeat: label 0 is ignored
@@ -147,28 +149,48 @@ def curve(
     if not (conv.inf_retrieved or include_inf):
         retrieved = retrieved & (pl.col(SCORE) != float("-inf"))
 
-    # Totals over every row of a ranking (retrieved or not), then the explicit counts.
-    totals = [
-        _total(positive, num_positives, keys, "positives").alias(_P),
-        _total(negative, num_negatives, keys, "negatives").alias(_N),
-    ]
+    # One row per ranking: its totals (every row, retrieved or not, or the given counts) and
+    # the data rules of DESIGN §6, checked as in `evaluate`.
+    group = [*keys, _ONE]
+    # pooled queries (query=None) legitimately repeat doc ids: no duplicate rule then
+    per_query = has_doc and query is not None
+    rules = validate.row_checks(has_doc=per_query, has_score=True, label_may_be_null=True)
+    totals = []
+    for flag, given, name, what in (
+        (positive, num_positives, _P, "positives"),
+        (negative, num_negatives, _N, "negatives"),
+    ):
+        found = flag.sum().cast(pl.Int64)
+        if given is None:
+            totals.append(found.alias(name))
+            continue
+        totals.append(pl.lit(given, dtype=pl.Int64).alias(name))
+        text = (
+            f"num_{what}={given} is smaller than the {what} the data holds for some rankings "
+            f"({{n}} {what} in those; rule: num_{what} is the total, misses included)"
+        )
+        count = pl.when(found > given).then(found).otherwise(0)
+        rules.append(validate.Rule(f"total_{what}", count, None, InvalidValueError, text))
+    groups = rows.group_by(group).agg(
+        *totals, *validate.check_exprs(rules, has_doc=per_query, has_pad=True)
+    )
+    kept = {n: d for n, d in groups.collect_schema().items() if not n.startswith("_chk_")}
+    roles = {"query": query or "query", "doc": doc, "score": score, "label": label}
+    check = validate.checker(rules, {k: k for k in keys}, roles, "input")
+    groups = groups.map_batches(check, schema=kept).cache()
+
     order, descending = sort_keys(ties, has_doc=has_doc)
     ranked = (
-        rows.with_columns(*totals, positive.alias("_pos"), negative.alias("_neg"))
-        .filter(retrieved)
-        .sort([*keys, *order], descending=[False] * len(keys) + descending, nulls_last=True)
+        rows.filter(retrieved)
+        .join(groups, on=group, how="left")  # before the sort: a join does not keep order
+        .with_columns(positive.alias("_pos"), negative.alias("_neg"))
+        .sort([*group, *order], descending=[False] * len(group) + descending, nulls_last=True)
         .with_columns(
-            _window(pl.col("_pos").cum_sum(), keys).alias(_TP),
-            _window(pl.col("_neg").cum_sum(), keys).alias(_FP),
-            _window(pl.int_range(1, pl.len() + 1), keys).alias(_ORDER),
+            pl.col("_pos").cum_sum().over(group).alias(_TP),
+            pl.col("_neg").cum_sum().over(group).alias(_FP),
+            pl.int_range(1, pl.len() + 1).over(group).alias(_ORDER),
         )
     )
-    # one row per ranking with its totals: where the limit points go
-    with_totals = rows.with_columns(*totals)
-    if keys:
-        groups = with_totals.group_by(keys).agg(pl.col(_P).first(), pl.col(_N).first())
-    else:
-        groups = with_totals.select(_P, _N).head(1)
     if kind == "pr":
         points = _pr_points(ranked, groups, keys, conv, interpolate)
     else:
@@ -179,28 +201,6 @@ def curve(
 def _window(expr: pl.Expr, keys: list[str]) -> pl.Expr:
     # the frame was just sorted by (keys, order): windows run down each ranking
     return expr.over(keys) if keys else expr
-
-
-def _total(flag: pl.Expr, given: int | None, keys: list[str], what: str) -> pl.Expr:
-    found = _window(flag.sum(), keys).cast(pl.Int64)
-    if given is None:
-        return found
-    check = pl.when(found > given).then(None).otherwise(pl.lit(given, dtype=pl.Int64))
-    # a count below what the data holds cannot be honoured: surfaced by `_checked_total`
-    return _checked_total(check, found, given, what)
-
-
-def _checked_total(total: pl.Expr, found: pl.Expr, given: int, what: str) -> pl.Expr:
-    def check(s: pl.Series) -> pl.Series:
-        if s.null_count():
-            msg = (
-                f"num_{what}={given} is smaller than the {what} the data holds for a ranking "
-                f"(rule: the count is the total, misses included)"
-            )
-            raise InputError(msg)
-        return s
-
-    return total.map_batches(check, return_dtype=pl.Int64)
 
 
 def _pr_points(ranked, groups, keys, conv: Convention, interpolate: bool) -> pl.LazyFrame:
