@@ -350,6 +350,7 @@ def vl_pr(
     interpolate: bool = False,
     num_positives: int | None = None,
     num_negatives: int | None = None,
+    normalize_prior: float | None = None,
     include_inf: bool = False,
 ) -> tuple[list[float], list[float], dict[str, float]]:
     """Port of VLFeat ``[recall, precision, info] = vl_pr(labels, scores, ...)``.
@@ -428,7 +429,15 @@ def vl_pr(
     # ---- vl_pr -------------------------------------------------------------
     small = 1e-10
     recall = [_mdiv(t, max(p, small)) for t in tp]
-    precision = [max(t, small) / max(t + f, small) for t, f in zip(tp, fp, strict=True)]
+    if normalize_prior is None:
+        precision = [max(t, small) / max(t + f, small) for t, f in zip(tp, fp, strict=True)]
+    else:  # vl_pr.m: reweigh positives and negatives to the prior a
+        a = normalize_prior
+        precision = [
+            max(t * a / max(p, small), small)
+            / max(t * a / max(p, small) + f * (1 - a) / max(n, small), small)
+            for t, f in zip(tp, fp, strict=True)
+        ]
 
     if interpolate:
         running = -math.inf

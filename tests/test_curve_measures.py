@@ -248,3 +248,18 @@ def test_cli_warns_when_an_auc_is_undefined(tmp_path: Path, capsys) -> None:
     out, err = capsys.readouterr()
     assert "AUC-ROC is undefined (null) for 1 queries" in err
     assert out.splitlines()[1] == "2.0,1.0"  # NumQ counts both; the mean skips the null
+
+
+def test_per_query_count_columns() -> None:
+    # query a: R from its column is 4 (3 relevant documents were never retrieved): AP = 1/4;
+    # query b: 1. The curve reads the same column: a's recall ends at 1/4.
+    df = pl.DataFrame({"query": ["a", "a", "b"], "doc": ["1", "2", "3"], "score": [2.0, 1.0, 1.0],
+                       "label": [1, 0, 1], "npos": [4, 4, 1]})  # fmt: skip
+    got = preval.evaluate(df, ["AP", "NumRel"], num_positives="npos").collect()
+    assert got.rows() == [("a", 0.25, 4.0), ("b", 1.0, 1.0)]
+    points = preval.curve(df, "pr", num_positives="npos").collect()
+    assert points.filter(pl.col("query") == "a")["recall"].to_list() == [0.25, 0.25]
+    with pytest.raises(preval.InvalidValueError, match=r"num_positives \(a column\)"):
+        preval.evaluate(df.with_columns(npos=0), ["AP"], num_positives="npos").collect()
+    with pytest.raises(preval.MissingColumnError, match="'nneg'"):
+        preval.evaluate(df, ["AP"], num_negatives="nneg")

@@ -102,10 +102,31 @@ def test_vlfeat_include_inf_and_counts() -> None:
     assert df["recall"].to_list()[-1] == pytest.approx(4 / 7)
     with pytest.raises(preval.InputError, match="num_positives=3"):
         curve(data, "pr", convention="vlfeat", num_positives=3).collect()
-    # label 0 is ignored under vlfeat
+    # label 0 counts as neither class; vl_pr keeps the sample, repeating the previous point
     zero = data.with_columns(pl.when(pl.col("doc") == "c0").then(0).otherwise(pl.col("label"))
                              .alias("label"))  # fmt: skip
-    assert len(curve(zero, "pr", convention="vlfeat").collect()) == 10
+    got = curve(zero, "pr", convention="vlfeat").collect()
+    assert got["recall"][:2].to_list() == [0.0, 0.0]
+    assert got["precision"][:2].to_list() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("prior", [None, 0.5, 0.1])
+@pytest.mark.parametrize("label0", [False, True])
+def test_vlfeat_curve_equals_the_vl_pr_port(prior, label0) -> None:
+    from tests.reference_curves import vl_pr
+
+    data = vlfeat_example()
+    if label0:
+        data = data.with_columns(
+            pl.when(pl.col("doc").is_in(["c0", "c5"])).then(0).otherwise(pl.col("label"))
+            .alias("label")
+        )  # fmt: skip
+    got = curve(data, "pr", convention="vlfeat", normalize_prior=prior).collect()
+    recall, precision, _ = vl_pr(data["label"].to_list(), data["score"].to_list(),
+                                 normalize_prior=prior)  # fmt: skip
+    # vl_pr floors tp at 1e-10 before dividing: where tp = 0 its precision is ~1e-9, ours 0
+    np.testing.assert_allclose(got["recall"], recall, atol=1e-8)
+    np.testing.assert_allclose(got["precision"], precision, atol=1e-8)
 
 
 def test_per_query_and_pooled() -> None:

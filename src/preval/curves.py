@@ -77,9 +77,10 @@ def curve(
     label: str = "label",
     by: str | Sequence[str] | None = None,
     relevance_level: float = 1,
-    num_positives: int | None = None,
-    num_negatives: int | None = None,
+    num_positives: int | str | None = None,
+    num_negatives: int | str | None = None,
     include_inf: bool = False,
+    normalize_prior: float | None = None,
 ) -> pl.LazyFrame:
     """The PR or ROC curve of each ranking, as a LazyFrame of operating points.
 
@@ -102,9 +103,13 @@ def curve(
     num_positives, num_negatives
         Total positives / negatives of each ranking, when the table does not hold them all
         (LingPipe ``addMisses`` / ``addNegativeMisses`` counted as totals, VLFeat
-        ``NumPositives`` / ``NumNegatives``). Smaller than what the table holds is an error.
+        ``NumPositives`` / ``NumNegatives``): a number, or the name of a column holding each
+        ranking's total. Smaller than what the table holds is an error.
     include_inf
         VLFeat: rank -inf scores too (they are not retrieved otherwise).
+    normalize_prior
+        VLFeat ``NormalizePrior`` a in (0, 1): precision as if positives were a fraction a of
+        the data, a·TPR / (a·TPR + (1 − a)·FPR) (the normalised PR curves of Hoiem et al.).
 
     Returns
     -------
@@ -116,16 +121,24 @@ def curve(
         msg = f"kind must be 'pr' or 'roc', got {kind!r}"
         raise InputError(msg)
     conv = get_convention(convention)
-    validate.require_count("num_positives", num_positives)
-    validate.require_count("num_negatives", num_negatives)
+    count_columns = [c for c in (num_positives, num_negatives) if isinstance(c, str)]
+    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
+        if not isinstance(value, str):
+            validate.require_count(name, value)
+    if normalize_prior is not None and not 0 < normalize_prior < 1:
+        msg = f"normalize_prior must be between 0 and 1 (exclusive), got {normalize_prior!r}"
+        raise InputError(msg)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     keys = [*by_cols, *([query] if query is not None else [])]
 
     lf = io.scan(data, id_columns=(*keys, doc), numeric_columns=(score, label), what="input")
     schema = lf.collect_schema()
     validate.require_columns(
-        schema, {"score": score, "label": label, **{f"key ({k})": k for k in keys}}, "input"
-    )
+        schema,
+        {"score": score, "label": label, **{f"key ({k})": k for k in keys},
+         **{f"count ({c})": c for c in count_columns}},
+        "input",
+    )  # fmt: skip
     validate.require_numeric(schema, score, "score", "input")
     validate.require_numeric(schema, label, "label", "input")
     has_doc = doc in schema
@@ -136,11 +149,14 @@ def curve(
         *([pl.col(doc).alias(DOC)] if has_doc else []),
         pl.col(score).cast(pl.Float64).alias(SCORE),
         pl.col(label).cast(pl.Float64).alias(LABEL),
+        *[pl.col(c) for c in count_columns if c not in keys],
     ).with_row_index(ROW)
     rows = rows.with_columns(pl.lit(False).alias(PAD), pl.lit(0).alias(_ONE))
     lab = pl.col(LABEL)
     if conv.labels == "sign":
-        rows = rows.filter(lab != 0)  # VLFeat: label 0 is ignored
+        # VLFeat: label 0 counts as neither class; vl_pr keeps such a sample in the ranking,
+        # where it repeats the previous operating point
+        rows = rows.filter(lab.is_not_null())
         positive, negative = (lab > 0).fill_null(False), (lab < 0).fill_null(False)
     else:
         positive = (lab >= relevance_level).fill_null(False)
@@ -164,12 +180,16 @@ def curve(
         if given is None:
             totals.append(found.alias(name))
             continue
-        totals.append(pl.lit(given, dtype=pl.Int64).alias(name))
+        if isinstance(given, str):  # a column: each ranking's own total
+            total, shown = pl.col(given).max().cast(pl.Int64), f"num_{what} (column {given!r})"
+        else:
+            total, shown = pl.lit(given, dtype=pl.Int64), f"num_{what}={given}"
+        totals.append(total.alias(name))
         text = (
-            f"num_{what}={given} is smaller than the {what} the data holds for some rankings "
+            f"{shown} is smaller than the {what} the data holds for some rankings "
             f"({{n}} {what} in those; rule: num_{what} is the total, misses included)"
         )
-        count = pl.when(found > given).then(found).otherwise(0)
+        count = pl.when(found > total).then(found).otherwise(0)
         rules.append(validate.Rule(f"total_{what}", count, None, InvalidValueError, text))
     groups = rows.group_by(group).agg(
         *totals, *validate.check_exprs(rules, has_doc=per_query, has_pad=True)
@@ -192,7 +212,7 @@ def curve(
         )
     )
     if kind == "pr":
-        points = _pr_points(ranked, groups, keys, conv, interpolate)
+        points = _pr_points(ranked, groups, keys, conv, interpolate, normalize_prior)
     else:
         points = _roc_points(ranked, groups, keys, conv, interpolate)
     return points
@@ -203,10 +223,16 @@ def _window(expr: pl.Expr, keys: list[str]) -> pl.Expr:
     return expr.over(keys) if keys else expr
 
 
-def _pr_points(ranked, groups, keys, conv: Convention, interpolate: bool) -> pl.LazyFrame:
-    tp, fp, npos = pl.col(_TP), pl.col(_FP), pl.col(_P)
+def _pr_points(
+    ranked, groups, keys, conv: Convention, interpolate: bool, prior: float | None
+) -> pl.LazyFrame:
+    tp, fp, npos, nneg = pl.col(_TP), pl.col(_FP), pl.col(_P), pl.col(_N)
     recall = pl.when(npos > 0).then(tp / npos)
-    precision = tp / (tp + fp)
+    if prior is not None:  # vl_pr NormalizePrior: reweigh the classes to a prior
+        tp = pl.when(npos > 0).then(tp * prior / npos).otherwise(0.0)
+        fp = pl.when(nneg > 0).then(fp * (1 - prior) / nneg).otherwise(0.0)
+    # before any positive or negative (VLFeat's label-0 samples) vl_pr's precision is 1
+    precision = pl.when(tp + fp > 0).then(tp / (tp + fp)).otherwise(1.0)
     points = ranked.select(
         *keys,
         _ORDER,

@@ -28,6 +28,7 @@ from .curves import get_convention
 from .errors import InputError, InvalidValueError, MissingColumnError
 from .measures import Spec, build, parse_all
 from .ranking import (
+    COUNT_COLUMN,
     DOC,
     JUDGED_COUNT,
     LABEL,
@@ -37,6 +38,8 @@ from .ranking import (
     ROW,
     SCORE,
     TIES,
+    TOTAL_NEG,
+    TOTAL_POS,
     Ranking,
     nonrel_column,
     sort_keys,
@@ -137,8 +140,8 @@ def evaluate(
     judged_only: bool = False,
     trec_version: int = 9,
     convention: str = "trec",
-    num_positives: int | None = None,
-    num_negatives: int | None = None,
+    num_positives: int | str | None = None,
+    num_negatives: int | str | None = None,
     include_inf: bool = False,
     form: Literal["wide", "long"] = "wide",
     format: Literal["table", "trec"] = "table",
@@ -190,7 +193,8 @@ def evaluate(
         decides curve measures (AUC-PR, IPrec, AP11) and R-precision with no positive.
     num_positives, num_negatives
         Totals per query, misses included (LingPipe addMisses, VLFeat NumPositives): R and
-        the ROC negatives. Below what the data holds is an error.
+        the ROC negatives; a number, or the name of a column holding each query's total.
+        Below what the data holds is an error.
     include_inf
         With ``convention="vlfeat"``: rank -inf scores instead of treating them as unretrieved.
     form
@@ -294,14 +298,17 @@ def build_plan(
     judged_only: bool = False,
     trec_version: int = 9,
     convention: str = "trec",
-    num_positives: int | None = None,
-    num_negatives: int | None = None,
+    num_positives: int | str | None = None,
+    num_negatives: int | str | None = None,
     include_inf: bool = False,
 ) -> Evaluation:
     specs = parse_all(measures)
     conv = get_convention(convention)
-    validate.require_count("num_positives", num_positives)
-    validate.require_count("num_negatives", num_negatives)
+    counts = {TOTAL_POS: num_positives, TOTAL_NEG: num_negatives}
+    count_columns = {k: v for k, v in counts.items() if isinstance(v, str)}
+    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
+        if not isinstance(value, str):
+            validate.require_count(name, value)
     validate.require_count("depth", depth, minimum=1)
     if trec_version not in (9, 10):
         msg = f"trec_version must be 9 or 10, got {trec_version!r}"
@@ -335,7 +342,8 @@ def build_plan(
         msg = f"ties='trec' breaks ties by doc id, but the input has no doc column {doc!r}"
         raise InputError(msg)
 
-    needed = {"query": query, "score": score, **{f"by ({b})": b for b in by_cols}}
+    needed = {"query": query, "score": score, **{f"by ({b})": b for b in by_cols},
+              **{f"count ({c})": c for c in count_columns.values()}}  # fmt: skip
     if qrels is None:
         needed["label"] = label
     validate.require_columns(run_schema, needed, "input")
@@ -355,6 +363,7 @@ def build_plan(
         *([pl.col(doc).alias(DOC)] if has_doc else []),
         pl.col(score).cast(pl.Float64).alias(SCORE),
         *([pl.col(label).cast(pl.Float64).alias(LABEL)] if qrels is None else []),
+        *[pl.col(c).cast(pl.Int64).alias(k) for k, c in count_columns.items()],
     )
     if ties != "trec":  # the input order is a tie-breaker; it must be taken before any join
         rows = rows.with_row_index(ROW)
@@ -368,8 +377,9 @@ def build_plan(
 
     options = {
         "depth": depth, "judged_only": judged_only, "trec_version": trec_version,
-        "convention": conv.name, "total_positives": num_positives,
-        "total_negatives": num_negatives,
+        "convention": conv.name,
+        "total_positives": COUNT_COLUMN if TOTAL_POS in count_columns else num_positives,
+        "total_negatives": COUNT_COLUMN if TOTAL_NEG in count_columns else num_negatives,
     }  # fmt: skip
     if qrels is None:
         ranking = Ranking("rows", relevance_level, **options)
@@ -414,16 +424,18 @@ def _rules(has_doc: bool, ranking: Ranking) -> list[validate.Rule]:
     """The data rules of an evaluation: the input's, and given totals that the data exceeds."""
     rules = validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True)
     level = ranking.default_level
-    for given, found, what in (
-        (ranking.total_positives, ranking.found_rel(level), "positives"),
-        (ranking.total_negatives, ranking.found_negatives(level), "negatives"),
-    ):
+    for given, total, found, what in (
+        (ranking.total_positives, ranking.num_rel(level), ranking.found_rel(level), "positives"),
+        (ranking.total_negatives, ranking.num_negatives(level), ranking.found_negatives(level),
+         "negatives"),
+    ):  # fmt: skip
         if given is not None:
+            shown = f"num_{what} (a column)" if given == COUNT_COLUMN else f"num_{what}={given}"
             text = (
-                f"num_{what}={given} is smaller than the {what} the data holds for some "
+                f"{shown} is smaller than the {what} the data holds for some "
                 f"queries ({{n}} {what} in those; rule: num_{what} is the total, misses included)"
             )
-            count = pl.when(found > given).then(found).otherwise(0)
+            count = pl.when(found > total).then(found).otherwise(0)
             rules.append(validate.Rule(f"total_{what}", count, None, InvalidValueError, text))
     return rules
 

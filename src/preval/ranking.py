@@ -22,6 +22,8 @@ TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
 # the way out, so no user column name can collide with them.
 QUERY, DOC, SCORE, LABEL, ROW, PAD = "_q", "_d", "_s", "_l", "_row", "_pad"
 JUDGED_COUNT = "_njudged"  # judgments of the query, from qrels
+TOTAL_POS, TOTAL_NEG = "_totpos", "_totneg"  # per-query totals given as columns
+COUNT_COLUMN = "column"
 RETRIEVED = "_ret"
 
 
@@ -100,8 +102,9 @@ class Ranking:
     judged_only: bool = False
     trec_version: int = 9
     convention: str = "trec"
-    total_positives: int | None = None  # num_positives: the ranking's positives, misses included
-    total_negatives: int | None = None  # num_negatives
+    # num_positives / num_negatives: a number, or COUNT_COLUMN (a per-query column)
+    total_positives: int | str | None = None
+    total_negatives: int | str | None = None
 
     @property
     def position(self) -> pl.Expr:
@@ -177,9 +180,7 @@ class Ranking:
 
     def num_rel(self, level: float) -> pl.Expr:
         """R: relevant documents of the query at `level`, retrieved or not (or the given total)."""
-        if self.total_positives is not None:
-            return pl.lit(self.total_positives, dtype=pl.Int64)
-        return self.found_rel(level)
+        return self._total(self.total_positives, TOTAL_POS, self.found_rel(level))
 
     def found_rel(self, level: float) -> pl.Expr:
         """Relevant documents of the query that the data holds (rows or qrels)."""
@@ -190,9 +191,15 @@ class Ranking:
     def num_negatives(self, level: float) -> pl.Expr:
         """Negatives for ROC-style measures: retrieved non-relevant documents plus unretrieved
         ones that carry a label (judged non-relevant), or the given total (num_negatives)."""
-        if self.total_negatives is not None:
-            return pl.lit(self.total_negatives, dtype=pl.Int64)
-        return self.found_negatives(level)
+        return self._total(self.total_negatives, TOTAL_NEG, self.found_negatives(level))
+
+    @staticmethod
+    def _total(given: int | str | None, column: str, found: pl.Expr) -> pl.Expr:
+        if given is None:
+            return found
+        if given == COUNT_COLUMN:  # a placeholder row carries no count: what the data holds
+            return pl.col(column).max().cast(pl.Int64).fill_null(found)
+        return pl.lit(given, dtype=pl.Int64)
 
     def found_negatives(self, level: float) -> pl.Expr:
         retrieved_neg = (self.retrieved & ~self.judged_rel(level)).sum()
