@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import polars as pl
@@ -127,8 +128,6 @@ def _line_checker(path: Path, fields: tuple[str, ...], what: str, *, extra_ok: b
 
 
 def _read_line(path: Path, lineno: int) -> str:
-    import gzip
-
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         for i, line in enumerate(fh, start=1):
@@ -139,8 +138,6 @@ def _read_line(path: Path, lineno: int) -> str:
 
 def _first_tag(path: Path) -> str | None:
     """The tag of the first run line: trec_eval's runid for the file."""
-    import gzip
-
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         for line in fh:

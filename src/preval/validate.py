@@ -199,5 +199,3 @@ def cs_checks(df: pl.DataFrame | pl.Schema) -> list[str]:
     names = df.columns if isinstance(df, pl.DataFrame) else df.names()
     return [c for c in names if c.startswith(CHECK_PREFIX)]
 
-
-__all__ = ["QUERY", "Rule", "check_exprs", "checker", "require_columns", "require_numeric"]
