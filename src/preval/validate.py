@@ -21,7 +21,7 @@ from .errors import (
     InvalidValueError,
     MissingColumnError,
 )
-from .ranking import DOC, LABEL, PAD, QUERY, SCORE
+from .ranking import DOC, LABEL, PAD, SCORE
 
 CHECK_PREFIX = "_chk_"
 _EXAMPLE_DOC = f"{CHECK_PREFIX}doc"
