@@ -198,4 +198,3 @@ def checker(
 def cs_checks(df: pl.DataFrame | pl.Schema) -> list[str]:
     names = df.columns if isinstance(df, pl.DataFrame) else df.names()
     return [c for c in names if c.startswith(CHECK_PREFIX)]
-
