@@ -134,7 +134,8 @@ def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> li
                 docs.filter(dup).first(),
                 DuplicateError,
                 "{n} rows repeat a (query, doc) pair (rule: a document appears once per query; "
-                "pass duplicates='max' or 'first' (--duplicates) to keep one)",
+                "if the table holds several systems, name their column with by= (--by); or pass "
+                "duplicates='max' or 'first' (--duplicates) to keep one)",
             )
         )
     return rules
@@ -173,7 +174,7 @@ def checker(
                 n = bad[f"{CHECK_PREFIX}rows"].sum()
                 msg = f"{what}: column {user!r} is null in {n} rows (rule: ids must not be null)"
                 if _EXAMPLE_DOC in bad.columns:
-                    row = bad.row(0, named=True)
+                    row = bad.sort(list(keys), nulls_last=True).row(0, named=True)
                     others = [f"{u} {row[k]!r}" for k, u in keys.items() if k != internal]
                     example = ", ".join([*others, f"{names['doc']} {row[_EXAMPLE_DOC]!r}"])
                     msg += f"; example: {example}"
@@ -182,7 +183,8 @@ def checker(
             counts = df[f"{CHECK_PREFIX}{rule.name}"]
             n = int(counts.sum() or 0)
             if n:
-                row = df.filter(counts > 0).row(0, named=True)
+                # the first offending query in key order: the same example on every run
+                row = df.filter(counts > 0).sort(list(keys), nulls_last=True).row(0, named=True)
                 where = ", ".join(f"{user} {row[k]!r}" for k, user in keys.items())
                 if rule.example is not None:
                     where += f", {names['doc']} {row[f'{CHECK_PREFIX}{rule.name}_ex']!r}"
