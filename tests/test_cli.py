@@ -390,3 +390,13 @@ def test_version() -> None:
     proc = python_m("--version")
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"preval {preval.__version__}"
+
+
+def test_engines_print_the_same_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    outputs = []
+    for engine in ("in-memory", "streaming", "auto"):
+        rc, out, _ = cli(capsys, "evaluate", PARQUET, "--by", "system", "--engine", engine,
+                         "--format", "csv")  # fmt: skip
+        assert rc == 0
+        outputs.append(out)
+    assert outputs[0] == outputs[1] == outputs[2]

@@ -208,3 +208,21 @@ def test_depth_judged_only_and_version_match_reference(
     run, qrels_df = frames(run_rows, qrels)
     compare(preval.evaluate(run, MEASURES, qrels=qrels_df, **options).collect(), want)
     compare(preval.evaluate(joined(run_rows, qrels), MEASURES, **options).collect(), want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases(), depth=st.sampled_from([None, 2]), judged_only=st.booleans(),
+       queries=st.sampled_from(["judged", "retrieved"]))  # fmt: skip
+def test_engines_give_identical_results(case, depth, judged_only, queries) -> None:
+    # issue 5: in-memory and streaming execution must not differ, in either input shape
+    run_rows, qrels = case
+    run, qrels_df = frames(run_rows, qrels)
+    options = {"depth": depth, "judged_only": judged_only, "queries": queries}
+    for per_query in (
+        preval.evaluate(run, MEASURES, qrels=qrels_df, **options),
+        preval.evaluate(joined(run_rows, qrels), MEASURES, **options),
+    ):
+        in_memory = per_query.collect()
+        assert per_query.collect(engine="streaming").equals(in_memory)
+        summary = preval.summarize(per_query)
+        assert summary.collect(engine="streaming").equals(summary.collect())

@@ -46,6 +46,7 @@ from .ranking import (
 )
 
 QUERIES = ("judged", "retrieved")
+ENGINES = ("in-memory", "streaming")
 DUPLICATES = ("error", "max", "first")
 
 # Status columns (internal): audit counters per (keys..., query).
@@ -62,13 +63,17 @@ class Evaluation:
     names: dict[str, str]  # internal key name -> user column name (keys and query)
     specs: list[Spec]
 
-    def collect(self) -> Evaluation:
+    def collect(self, engine: str = "in-memory") -> Evaluation:
         """The same evaluation with its per-query status computed, for several outputs.
 
         `per_query`, `audit` and summaries of them are all views of one status frame; a caller
         that wants several of them (the CLI) collects it once, here, instead of once each.
+        `engine` is Polars' ("in-memory" or "streaming"); both give identical results.
         """
-        return dataclasses.replace(self, status=self.status.collect().lazy())
+        if engine not in ENGINES:
+            msg = f"engine must be one of {', '.join(ENGINES)}, got {engine!r}"
+            raise InputError(msg)
+        return dataclasses.replace(self, status=self.status.collect(engine=engine).lazy())
 
     @property
     def measure_names(self) -> list[str]:
