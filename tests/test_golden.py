@@ -331,3 +331,10 @@ def test_aliases_in_canonical_names_out() -> None:
         df, ["map", "P_1", "P.1", "recip_rank", "ndcg_cut_5", "RPrec", "MRR", "P(rel=1)@1"]
     ).collect()
     assert got.columns == ["query", "AP", "P@1", "RR", "nDCG@5", "Rprec", "P(rel=1)@1"]
+
+
+def test_per_query_streams_to_parquet(tmp_path: Path) -> None:
+    # lazy out: the per-query plan sinks to Parquet (streaming) with the collected values
+    per_query = preval.evaluate(RUN, ["AP", "NumRel"], qrels=QRELS, by="system")
+    per_query.sink_parquet(tmp_path / "pq.parquet")
+    assert pl.read_parquet(tmp_path / "pq.parquet").equals(per_query.collect())
