@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -400,3 +401,29 @@ def test_engines_print_the_same_summary(capsys: pytest.CaptureFixture[str]) -> N
         assert rc == 0
         outputs.append(out)
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal(monkeypatch) -> None:
+    from preval.cli import _progress
+
+    tty = _Terminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with _progress("evaluating"):
+        time.sleep(0.7)
+    assert "preval: evaluating ... 0." in tty.getvalue()
+    assert tty.getvalue().endswith("\r\x1b[K")  # the line is cleared afterwards
+    quiet = _Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    with _progress("evaluating", quiet=True):
+        time.sleep(0.7)
+    assert quiet.getvalue() == ""
+    pipe = io.StringIO()  # not a terminal: a pipeline's stderr stays clean
+    monkeypatch.setattr(sys, "stderr", pipe)
+    with _progress("evaluating"):
+        time.sleep(0.7)
+    assert pipe.getvalue() == ""

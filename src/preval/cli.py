@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import threading
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -13,7 +16,7 @@ import polars as pl
 from . import __version__, io, report, trec
 from .curves import CONVENTIONS
 from .errors import PrevalError
-from .evaluate import DUPLICATES, ENGINES, QUERIES, build_plan
+from .evaluate import DUPLICATES, ENGINES, QUERIES, Evaluation, build_plan
 from .measures import catalogue_rows, markdown_table
 from .ranking import TIES
 from .summary import summarize
@@ -299,20 +302,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     for path in (args.per_query, args.summary):
         if path:
             report.check_target(path)
-    plan = build_plan(
-        args.input,
-        args.measures or list(DEFAULT_MEASURES),
-        qrels=args.qrels,
-        query=args.query,
-        doc=args.doc,
-        score=args.score,
-        label=args.label,
-        by=args.by,
-        relevance_level=args.relevance_level,
-        ties=args.ties,
-        queries=args.queries,
-        duplicates=args.duplicates,
-    ).collect(_engine(args.engine, [args.input, args.qrels]))
+    with _progress("evaluating", quiet=args.quiet):
+        plan = _evaluate_plan(args)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
     outputs = [per_query, summarize(per_query, by=args.by, query=args.query), plan.audit()]
@@ -382,7 +373,8 @@ def _trec(args: argparse.Namespace) -> int:
         trec_version=args.trec_version,
     )
     try:
-        plan = plan.collect(_engine(args.engine, [args.qrels, *args.runs]))  # one pass
+        with _progress("evaluating"):
+            plan = plan.collect(_engine(args.engine, [args.qrels, *args.runs]))  # one pass
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
         if system in names:
@@ -451,3 +443,45 @@ def _engine(choice: str, paths: Sequence[str | None]) -> str:
         return choice
     size = sum(Path(p).stat().st_size for p in paths if p and Path(p).is_file())
     return "streaming" if size > STREAMING_BYTES else "in-memory"
+
+
+def _evaluate_plan(args: argparse.Namespace) -> Evaluation:
+    """The evaluation of `preval evaluate`, computed once (per-query status frame)."""
+    return build_plan(
+        args.input,
+        args.measures or list(DEFAULT_MEASURES),
+        qrels=args.qrels,
+        query=args.query,
+        doc=args.doc,
+        score=args.score,
+        label=args.label,
+        by=args.by,
+        relevance_level=args.relevance_level,
+        ties=args.ties,
+        queries=args.queries,
+        duplicates=args.duplicates,
+    ).collect(_engine(args.engine, [args.input, args.qrels]))
+
+
+@contextlib.contextmanager
+def _progress(phase: str, *, quiet: bool = False) -> Iterator[None]:
+    """Elapsed time on stderr while `phase` runs: on a terminal only, silent in pipelines."""
+    if quiet or not sys.stderr.isatty():
+        yield
+        return
+    done, start = threading.Event(), time.perf_counter()
+
+    def tick() -> None:
+        while not done.wait(0.5):
+            sys.stderr.write(f"\rpreval: {phase} ... {time.perf_counter() - start:.1f} s")
+            sys.stderr.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        sys.stderr.write("\r\x1b[K")  # clear the line before the audit and results
+        sys.stderr.flush()
