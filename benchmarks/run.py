@@ -108,6 +108,29 @@ def build_pytrec_eval(ctx: Context) -> list[str]:
     ]
 
 
+def _parquet_peer(module: str, script: str, ctx: Context) -> list[str]:
+    """argv of a peer script that reads the joined Parquet table (skipped without ``module``)."""
+    if importlib.util.find_spec(module) is None:
+        msg = f"{module} is not importable (pip install '.[bench]')"
+        raise Skip(msg)
+    return [
+        sys.executable,
+        str(PEERS / script),
+        str(ctx.data),
+        *ctx.measures,
+        "--summary",
+        str(ctx.workdir / f"{module}_summary.csv"),
+    ]
+
+
+def build_ranx(ctx: Context) -> list[str]:
+    return _parquet_peer("ranx", "ranx_peer.py", ctx)
+
+
+def build_ir_measures(ctx: Context) -> list[str]:
+    return _parquet_peer("ir_measures", "ir_measures_peer.py", ctx)
+
+
 def _trec_files(ctx: Context) -> list[str]:
     if ctx.qrels is None:
         msg = "needs a TREC run + qrels pair (--format trec)"
@@ -159,6 +182,8 @@ TOOLS: dict[str, dict[str, Callable[[Context], list[str]]]] = {
         "floor": build_floor,
         "preval": build_preval,
         "pytrec_eval": build_pytrec_eval,
+        "ranx": build_ranx,
+        "ir_measures": build_ir_measures,
     },
     "trec": {
         "floor-trec": build_floor_trec,
@@ -317,12 +342,12 @@ def machine() -> str:
     except (ValueError, OSError):
         pass
     versions = []
-    for mod in ("polars", "pyarrow", "pytrec_eval"):
+    dists = {"pytrec_eval": "pytrec_eval-terrier", "ir_measures": "ir-measures"}
+    for mod in ("polars", "pyarrow", "pytrec_eval", "ranx", "ir_measures"):
         try:
             from importlib.metadata import version
 
-            dist = "pytrec_eval-terrier" if mod == "pytrec_eval" else mod
-            versions.append(f"{mod} {version(dist)}")
+            versions.append(f"{mod} {version(dists.get(mod, mod))}")
         except Exception:  # not installed
             continue
     return (
