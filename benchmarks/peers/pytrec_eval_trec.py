@@ -13,23 +13,10 @@ uses the package's own ``pytrec_eval.parse_run`` / ``parse_qrel`` (``strip().spl
 a defaultdict and an ``assert`` per line): same dicts, ~15% slower to read.
 """
 
-import argparse
-import csv
 import sys
 
 import pytrec_eval
-
-# same table as pytrec_eval_peer.py (preval name -> pytrec_eval name)
-MEASURES = {
-    "AP": "map",
-    "RR": "recip_rank",
-    "Rprec": "Rprec",
-    "P@5": "P_5",
-    "P@10": "P_10",
-    "nDCG@10": "ndcg_cut_10",
-    "nDCG": "ndcg",
-    "R@100": "recall_100",
-}
+from common import PYTREC_MEASURES, arguments, pytrec_means, report
 
 
 def _check(path: str, n_lines: int, table: dict[str, dict]) -> None:
@@ -63,14 +50,12 @@ def read_qrels(path: str) -> dict[str, dict[str, int]]:
     return qrels
 
 
-parser = argparse.ArgumentParser()
-parser.add_argument("qrels")
-parser.add_argument("run")
-parser.add_argument("measures", nargs="+")
-parser.add_argument("--summary")
-parser.add_argument("--parse", choices=["loop", "pytrec_eval"], default="loop")
-args = parser.parse_args()
-names = {m: MEASURES.get(m, m) for m in args.measures}
+args = arguments(
+    "qrels",
+    "run",
+    extra=lambda p: p.add_argument("--parse", choices=["loop", "pytrec_eval"], default="loop"),
+)
+names = {m: PYTREC_MEASURES.get(m, m) for m in args.measures}
 
 if args.parse == "pytrec_eval":
     with open(args.qrels) as f:
@@ -81,16 +66,4 @@ else:
     qrels = read_qrels(args.qrels)
     run = read_run(args.run)
 
-evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(names.values()))
-per_query = evaluator.evaluate(run)
-n = len(per_query)
-rows = [
-    (m, sum(v[t] for v in per_query.values()) / n if n else float("nan")) for m, t in names.items()
-]
-if args.summary:
-    with open(args.summary, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["measure", "value"])
-        w.writerows(rows)
-for m, v in rows:
-    print(f"{m}\t{v:.6f}")
+report(pytrec_means(qrels, run, names), args.summary)
