@@ -27,7 +27,7 @@ from typing import Literal
 import polars as pl
 
 from . import io, validate
-from .errors import InputError, InvalidValueError
+from .errors import InputError
 from .ranking import DOC, LABEL, PAD, ROW, SCORE, sort_keys
 
 KINDS = ("pr", "roc")
@@ -185,12 +185,7 @@ def curve(
         else:
             total, shown = pl.lit(given, dtype=pl.Int64), f"num_{what}={given}"
         totals.append(total.alias(name))
-        text = (
-            f"{shown} is smaller than the {what} the data holds for some rankings "
-            f"({{n}} {what} in those; rule: num_{what} is the total, misses included)"
-        )
-        count = pl.when(found > total).then(found).otherwise(0)
-        rules.append(validate.Rule(f"total_{what}", count, None, InvalidValueError, text))
+        rules.append(validate.total_rule(what, shown, total, found, "rankings"))
     groups = rows.group_by(group).agg(
         *totals, *validate.check_exprs(rules, has_doc=per_query, has_pad=True)
     )

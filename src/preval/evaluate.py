@@ -25,7 +25,7 @@ import polars as pl
 
 from . import io, validate
 from .curves import get_convention
-from .errors import InputError, InvalidValueError, MissingColumnError
+from .errors import InputError, MissingColumnError
 from .measures import Spec, build, parse_all
 from .ranking import (
     COUNT_COLUMN,
@@ -436,12 +436,7 @@ def _rules(has_doc: bool, ranking: Ranking) -> list[validate.Rule]:
     ):  # fmt: skip
         if given is not None:
             shown = f"num_{what} (a column)" if given == COUNT_COLUMN else f"num_{what}={given}"
-            text = (
-                f"{shown} is smaller than the {what} the data holds for some "
-                f"queries ({{n}} {what} in those; rule: num_{what} is the total, misses included)"
-            )
-            count = pl.when(found > total).then(found).otherwise(0)
-            rules.append(validate.Rule(f"total_{what}", count, None, InvalidValueError, text))
+            rules.append(validate.total_rule(what, shown, total, found, "queries"))
     return rules
 
 

@@ -141,6 +141,19 @@ def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> li
     return rules
 
 
+def total_rule(what: str, shown: str, total: pl.Expr, found: pl.Expr, of: str) -> Rule:
+    """A given total (num_positives / num_negatives) below what the data holds is an error.
+
+    `shown` names the total as the user gave it, `of` the groups ("queries", "rankings").
+    """
+    text = (
+        f"{shown} is smaller than the {what} the data holds for some {of} "
+        f"({{n}} {what} in those; rule: num_{what} is the total, misses included)"
+    )
+    count = pl.when(found > total).then(found).otherwise(0)
+    return Rule(f"total_{what}", count, None, InvalidValueError, text)
+
+
 def check_exprs(rules: Sequence[Rule], *, has_doc: bool, has_pad: bool) -> list[pl.Expr]:
     """The counters of `rules`, plus the group's real rows and one doc (for null-key errors).
 
