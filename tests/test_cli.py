@@ -393,14 +393,42 @@ def test_version() -> None:
     assert proc.stdout.strip() == f"preval {preval.__version__}"
 
 
-def test_engines_print_the_same_summary(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("large", [False, True])
+def test_engines_print_the_same_outputs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch, large: bool
+) -> None:
+    # large: every input counts as large, so auto takes the chunked engine
+    if large:
+        monkeypatch.setattr("preval.cli.LARGE_BYTES", 0)
     outputs = []
-    for engine in ("in-memory", "streaming", "auto"):
-        rc, out, _ = cli(capsys, "evaluate", PARQUET, "--by", "system", "--engine", engine,
-                         "--format", "csv")  # fmt: skip
+    for engine in ("in-memory", "streaming", "chunked", "auto"):
+        per_query = tmp_path / f"{engine}.parquet"
+        rc, out, err = cli(capsys, "evaluate", PARQUET, "--by", "system", "--engine", engine,
+                           "--format", "csv", "--per-query", per_query)  # fmt: skip
         assert rc == 0
-        outputs.append(out)
-    assert outputs[0] == outputs[1] == outputs[2]
+        outputs.append((out, err, pl.read_parquet(per_query)))
+    first = outputs[0]
+    for out, err, table in outputs[1:]:
+        assert (out, err) == first[:2]
+        assert table.equals(first[2])
+
+
+def test_auto_engine_falls_back_when_rows_are_not_grouped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch
+) -> None:
+    shuffled = tmp_path / "shuffled.parquet"
+    pl.read_parquet(PARQUET).sample(fraction=1.0, shuffle=True, seed=1).write_parquet(shuffled)
+    rc, _, err = cli(capsys, "evaluate", shuffled, "--by", "system", "--engine",
+                               "chunked")  # fmt: skip
+    assert_one_line_error(rc, err)
+    assert "not grouped by (system, query)" in err
+    assert "--engine streaming" in err
+    monkeypatch.setattr("preval.cli.LARGE_BYTES", 0)
+    rc, auto_out, _ = cli(capsys, "evaluate", shuffled, "--by", "system")
+    assert rc == 0
+    rc, memory_out, _ = cli(capsys, "evaluate", PARQUET, "--by", "system", "--engine",
+                            "in-memory")  # fmt: skip
+    assert auto_out == memory_out
 
 
 class _Terminal(io.StringIO):
@@ -413,10 +441,14 @@ def test_progress_only_on_a_terminal(monkeypatch) -> None:
 
     tty = _Terminal()
     monkeypatch.setattr(sys, "stderr", tty)
-    with _progress("evaluating"):
+    with _progress("evaluating") as report:
         time.sleep(0.7)
-    assert "preval: evaluating ... 0." in tty.getvalue()
-    assert tty.getvalue().endswith("\r\x1b[K")  # the line is cleared afterwards
+        report(12_345_678)  # the chunked engine reports rows read
+        time.sleep(0.6)
+    shown = tty.getvalue()
+    assert "preval: evaluating ... 0." in shown
+    assert re.search(r"preval: evaluating \.\.\. 12,345,678 rows read, 1\.\d s", shown), shown
+    assert shown.endswith("\r\x1b[K")  # the line is cleared afterwards
     quiet = _Terminal()
     monkeypatch.setattr(sys, "stderr", quiet)
     with _progress("evaluating", quiet=True):

@@ -5,6 +5,7 @@
 >>> preval.summarize(per_query).collect()
 """
 
+from .chunks import NotGroupedError
 from .curves import CONVENTIONS, curve
 from .errors import (
     ColumnTypeError,
@@ -15,7 +16,8 @@ from .errors import (
     MissingColumnError,
     PrevalError,
 )
-from .evaluate import audit, evaluate, to_long
+from .evaluate import Evaluation, audit, evaluate, to_long
+from .evaluate import build_plan as plan
 from .io import scan_qrels, scan_run
 from .measures import CATALOGUE, parse
 from .summary import summarize
@@ -27,16 +29,19 @@ __all__ = [
     "CONVENTIONS",
     "ColumnTypeError",
     "DuplicateError",
+    "Evaluation",
     "InputError",
     "InvalidValueError",
     "MeasureError",
     "MissingColumnError",
+    "NotGroupedError",
     "PrevalError",
     "__version__",
     "audit",
     "curve",
     "evaluate",
     "parse",
+    "plan",
     "scan_qrels",
     "scan_run",
     "summarize",

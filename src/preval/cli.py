@@ -8,12 +8,13 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from . import __version__, io, report, trec
+from .chunks import NotGroupedError
 from .curves import CONVENTIONS
 from .errors import PrevalError
 from .evaluate import DUPLICATES, ENGINES, QUERIES, Evaluation, build_plan
@@ -137,7 +138,8 @@ def _parser() -> argparse.ArgumentParser:
         "--engine",
         choices=("auto", *ENGINES),
         default="auto",
-        help="Polars engine: auto (default) streams inputs over 1 MB; results are identical",
+        help="execution engine: auto (default: in-memory up to 1 MB, else chunked, or "
+        "streaming when rows are not grouped by query); results are identical",
     )
     ev.add_argument("-q", "--quiet", action="store_true", help="no audit counts on stderr")
 
@@ -201,7 +203,8 @@ def _parser() -> argparse.ArgumentParser:
         "--engine",
         choices=("auto", *ENGINES),
         default="auto",
-        help="Polars engine: auto (default) streams inputs over 1 MB; results are identical",
+        help="execution engine: auto (default: in-memory up to 1 MB, else chunked, or "
+        "streaming when rows are not grouped by query); results are identical",
     )
     tr.add_argument(
         "--duplicates",
@@ -302,8 +305,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     for path in (args.per_query, args.summary):
         if path:
             report.check_target(path)
-    with _progress("evaluating", quiet=args.quiet):
-        plan = _evaluate_plan(args)
+    with _progress("evaluating", quiet=args.quiet) as progress:
+        plan = _collect(_evaluate_plan(args), args.engine, [args.input, args.qrels], progress)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
     outputs = [per_query, summarize(per_query, by=args.by, query=args.query), plan.audit()]
@@ -373,8 +376,8 @@ def _trec(args: argparse.Namespace) -> int:
         trec_version=args.trec_version,
     )
     try:
-        with _progress("evaluating"):
-            plan = plan.collect(_engine(args.engine, [args.qrels, *args.runs]))  # one pass
+        with _progress("evaluating") as progress:
+            plan = _collect(plan, args.engine, [args.qrels, *args.runs], progress)  # one pass
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
         if system in names:
@@ -432,21 +435,28 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 # Measured here (preval evaluate, 5 measures): streaming was never slower and used less memory
-# (1M rows 0.52 s / 0.26 GB vs 0.51 s / 0.29 GB; 10M rows 2.94 s / 1.34 GB vs 3.25 s / 1.56 GB);
-# only tiny inputs stay in memory.
-STREAMING_BYTES = 2**20
+# than in-memory (1M rows 0.52 s / 0.26 GB vs 0.51 s / 0.29 GB; 10M rows 2.94 s / 1.34 GB vs
+# 3.25 s / 1.56 GB), and chunked beats both from 10M rows on (2.6 s / 0.8 GB; 100M rows
+# 25 s / 1.2 GB where one plan needs ~8 GB); only tiny inputs stay in memory.
+LARGE_BYTES = 2**20
 
 
-def _engine(choice: str, paths: Sequence[str | None]) -> str:
-    """The Polars engine: the user's, or streaming for large inputs (same results either way)."""
+def _collect(plan: Evaluation, choice: str, paths: Sequence[str | None], progress) -> Evaluation:
+    """Run the plan once with the user's engine, or by input size: chunked for large inputs,
+    falling back to Polars' streaming engine when the rows are not grouped by query."""
     if choice != "auto":
-        return choice
+        return plan.collect(choice, progress=progress)
     size = sum(Path(p).stat().st_size for p in paths if p and Path(p).is_file())
-    return "streaming" if size > STREAMING_BYTES else "in-memory"
+    if size <= LARGE_BYTES:
+        return plan.collect("in-memory")
+    try:
+        return plan.collect("chunked", progress=progress)
+    except NotGroupedError:
+        return plan.collect("streaming")
 
 
 def _evaluate_plan(args: argparse.Namespace) -> Evaluation:
-    """The evaluation of `preval evaluate`, computed once (per-query status frame)."""
+    """The evaluation plan of `preval evaluate` (its per-query status frame, not yet run)."""
     return build_plan(
         args.input,
         args.measures or list(DEFAULT_MEASURES),
@@ -460,26 +470,32 @@ def _evaluate_plan(args: argparse.Namespace) -> Evaluation:
         ties=args.ties,
         queries=args.queries,
         duplicates=args.duplicates,
-    ).collect(_engine(args.engine, [args.input, args.qrels]))
+    )
 
 
 @contextlib.contextmanager
-def _progress(phase: str, *, quiet: bool = False) -> Iterator[None]:
-    """Elapsed time on stderr while `phase` runs: on a terminal only, silent in pipelines."""
+def _progress(phase: str, *, quiet: bool = False) -> Iterator[Callable[[int], None] | None]:
+    """Phase, rows read and elapsed time on stderr while `phase` runs: on a terminal only,
+    silent in pipelines. Yields the callback that reports rows read (None when silent)."""
     if quiet or not sys.stderr.isatty():
-        yield
+        yield None
         return
     done, start = threading.Event(), time.perf_counter()
+    rows = [0]
 
     def tick() -> None:
         while not done.wait(0.5):
-            sys.stderr.write(f"\rpreval: {phase} ... {time.perf_counter() - start:.1f} s")
+            read = f"{rows[0]:,} rows read, " if rows[0] else ""
+            sys.stderr.write(f"\rpreval: {phase} ... {read}{time.perf_counter() - start:.1f} s")
             sys.stderr.flush()
+
+    def report(n: int) -> None:
+        rows[0] = n
 
     thread = threading.Thread(target=tick, daemon=True)
     thread.start()
     try:
-        yield
+        yield report
     finally:
         done.set()
         thread.join()

@@ -17,7 +17,7 @@ the audit counters and the validation counters. `evaluate` and `audit` are views
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,7 +46,7 @@ from .ranking import (
 )
 
 QUERIES = ("judged", "retrieved")
-ENGINES = ("in-memory", "streaming")
+ENGINES = ("in-memory", "streaming", "chunked")
 DUPLICATES = ("error", "max", "first")
 
 # Status columns (internal): audit counters per (keys..., query).
@@ -62,17 +62,33 @@ class Evaluation:
     keys: list[str]  # internal by-key names
     names: dict[str, str]  # internal key name -> user column name (keys and query)
     specs: list[Spec]
+    # What the chunked engine needs to evaluate the input piece by piece: the input's columns
+    # (user names, before any renaming), the group key (user names) and build_plan's arguments.
+    source: pl.LazyFrame | None = None
+    group: list[str] = dataclasses.field(default_factory=list)
+    options: dict = dataclasses.field(default_factory=dict)
+    keep: object = None  # keeps the chunked engine's spill directory alive
 
-    def collect(self, engine: str = "in-memory") -> Evaluation:
+    def collect(
+        self, engine: str = "in-memory", *, progress: Callable[[int], None] | None = None
+    ) -> Evaluation:
         """The same evaluation with its per-query status computed, for several outputs.
 
         `per_query`, `audit` and summaries of them are all views of one status frame; a caller
         that wants several of them (the CLI) collects it once, here, instead of once each.
-        `engine` is Polars' ("in-memory" or "streaming"); both give identical results.
+        `engine`: Polars' ``"in-memory"`` or ``"streaming"`` engine on the whole plan, or
+        ``"chunked"``: the input read in chunks of whole queries, each evaluated on its own, in
+        memory bounded by the chunk size; it needs rows grouped by (by..., query) and raises
+        `NotGroupedError` otherwise (see `preval.chunks`). All give identical results.
+        `progress`, with the chunked engine, is called with the number of rows read so far.
         """
         if engine not in ENGINES:
             msg = f"engine must be one of {', '.join(ENGINES)}, got {engine!r}"
             raise InputError(msg)
+        if engine == "chunked":
+            from .chunks import collect_chunked  # the chunked engine builds plans of its own
+
+            return collect_chunked(self, progress=progress)
         return dataclasses.replace(self, status=self.status.collect(engine=engine).lazy())
 
     @property
@@ -224,28 +240,10 @@ def evaluate(
     elif format != "table":
         msg = f"format must be 'table' or 'trec', got {format!r}"
         raise InputError(msg)
-    plan = build_plan(
-        data,
-        measures,
-        qrels=qrels,
-        query=query,
-        doc=doc,
-        score=score,
-        label=label,
-        by=by,
-        relevance_level=relevance_level,
-        ties=ties,
-        queries=queries,
-        duplicates=duplicates,
-        depth=depth,
-        judged_only=judged_only,
-        trec_version=trec_version,
-        convention=convention,
-        num_positives=num_positives,
-        num_negatives=num_negatives,
-        include_inf=include_inf,
-    )
-    return plan.per_query(form)
+    options = dict(locals())  # every argument but these is build_plan's too
+    for name in ("data", "measures", "form", "format"):
+        del options[name]
+    return build_plan(data, measures, **options).per_query(form)
 
 
 def audit(
@@ -289,16 +287,16 @@ def build_plan(
     data: io.Source,
     measures: str | Iterable[str],
     *,
-    qrels: io.Source | None,
-    query: str,
-    doc: str,
-    score: str,
-    label: str,
-    by: str | Sequence[str] | None,
-    relevance_level: float,
-    ties: str | None,
-    queries: str,
-    duplicates: str,
+    qrels: io.Source | None = None,
+    query: str = "query",
+    doc: str = "doc",
+    score: str = "score",
+    label: str = "label",
+    by: str | Sequence[str] | None = None,
+    relevance_level: float = 1,
+    ties: str | None = None,
+    queries: str = "judged",
+    duplicates: str = "error",
     depth: int | None = None,
     judged_only: bool = False,
     trec_version: int = 9,
@@ -306,7 +304,17 @@ def build_plan(
     num_positives: int | str | None = None,
     num_negatives: int | str | None = None,
     include_inf: bool = False,
+    placeholders: bool | pl.LazyFrame = True,
 ) -> Evaluation:
+    """The evaluation plan (see `evaluate` for the arguments).
+
+    `placeholders` (qrels only): True adds judged queries the run did not answer as one
+    placeholder row each; False leaves them out (a chunk of a larger run, which cannot know);
+    a LazyFrame of (keys..., query) rows answered elsewhere adds exactly the judged queries
+    missing from it (what the chunked engine does once, after every chunk).
+    """
+    plan_args = dict(locals())  # build_plan's own arguments, to rebuild the plan per chunk
+    del plan_args["data"]
     specs = parse_all(measures)
     conv = get_convention(convention)
     counts = {TOTAL_POS: num_positives, TOTAL_NEG: num_negatives}
@@ -362,6 +370,8 @@ def build_plan(
     cutoffs = {s.cutoff for s in specs if s.definition.name == "nDCG"}
     ideal_cols = {k: f"_idcg{k if k is not None else ''}" for k in cutoffs}
 
+    source_columns = [*by_cols, query, *([doc] if has_doc else []), score,
+                      *([label] if qrels is None else []), *count_columns.values()]  # fmt: skip
     rows = run_lf.select(
         *[pl.col(b).alias(k) for k, b in zip(keys, by_cols, strict=True)],
         pl.col(query).alias(QUERY),
@@ -415,6 +425,7 @@ def build_plan(
             ties,
             duplicates,
             rules,
+            placeholders,
         )
 
     check = validate.checker(rules, names, roles, "input")
@@ -422,7 +433,8 @@ def build_plan(
     kept = {n: t for n, t in schema.items() if not n.startswith(validate.CHECK_PREFIX)}
     queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
     status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(_EVAL))
-    return Evaluation(status, keys, names, specs)
+    source = run_lf.select(list(dict.fromkeys(source_columns)))
+    return Evaluation(status, keys, names, specs, source, [*by_cols, query], plan_args)
 
 
 def _rules(has_doc: bool, ranking: Ranking) -> list[validate.Rule]:
@@ -501,6 +513,7 @@ def _with_qrels(
     ties: str,
     duplicates: str,
     rules: list[validate.Rule],
+    placeholders: bool | pl.LazyFrame,
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -554,12 +567,15 @@ def _with_qrels(
     )
     judged = pl.col(JUDGED_COUNT).first().is_not_null()
     answered = _aggregate(joined, keys, specs, ranking, ties, rules, judged).cache()
+    if placeholders is False:
+        return answered
 
     # Judged queries a system did not answer: one placeholder row each, same aggregation.
+    seen = answered if placeholders is True else placeholders
     wanted = stats.select(*qkeys, QUERY)
     if system_keys:
-        wanted = answered.select(system_keys).unique().join(wanted, how="cross")
-    missing = wanted.join(answered.select(*keys, QUERY), on=[*keys, QUERY], how="anti")
+        wanted = seen.select(system_keys).unique().join(wanted, how="cross")
+    missing = wanted.join(seen.select(*keys, QUERY), on=[*keys, QUERY], how="anti")
     schema = joined.collect_schema()
     filler = [
         pl.lit(None, dtype=schema[c]).alias(c)

@@ -1,0 +1,202 @@
+"""The chunked engine (issue 5): identical results to one plan, and grouping is checked."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import preval
+from tests.test_properties import MEASURES, cases, frames, joined
+
+chunks = importlib.import_module("preval.chunks")
+build_plan = importlib.import_module("preval.evaluate").build_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+PARQUET = ROOT / "fixtures" / "example.parquet"
+
+
+def outputs(plan) -> list[pl.DataFrame]:
+    """Everything a caller reads from an evaluation: per-query (both forms), audit, summary."""
+    per_query = plan.per_query(answered="_answered")
+    return pl.collect_all(
+        [per_query, plan.per_query("long"), plan.audit(), preval.summarize(plan.per_query())]
+    )
+
+
+def assert_same(chunked, whole) -> None:
+    for got, want in zip(outputs(chunked), outputs(whole), strict=True):
+        assert got.equals(want), (got, want)
+
+
+def systems(run: pl.DataFrame) -> pl.DataFrame:
+    """Two systems, each grouped by query: s2 is s1 with its scores reversed."""
+    return pl.concat(
+        [
+            run.with_columns(system=pl.lit("s1")),
+            run.with_columns(system=pl.lit("s2"), score=-pl.col("score")),
+        ]
+    )
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    case=cases(),
+    chunk_rows=st.integers(1, 9),
+    depth=st.sampled_from([None, 2]),
+    judged_only=st.booleans(),
+    queries=st.sampled_from(["judged", "retrieved"]),
+    ties=st.sampled_from(["trec", "input"]),
+    two_systems=st.booleans(),
+)
+def test_chunked_equals_one_plan(
+    case, chunk_rows, depth, judged_only, queries, ties, two_systems
+) -> None:
+    # Chunks of 1-9 rows cut most queries across chunk boundaries: the carried tail must make
+    # every query whole again, in both input shapes, with and without systems.
+    run_rows, qrels = case
+    run, qrels_df = frames(run_rows, qrels)
+    table = joined(run_rows, qrels).sort("query", maintain_order=True)  # grouped by query
+    options = {"depth": depth, "judged_only": judged_only, "queries": queries, "ties": ties}
+    by = "system" if two_systems else None
+    if two_systems:
+        run, table = systems(run), systems(table)
+    for data, q in ((run, qrels_df), (table, None)):
+        plan = build_plan(data, MEASURES, qrels=q, by=by, **options)
+        chunked = chunks.collect_chunked(plan, chunk_rows=chunk_rows)
+        assert_same(chunked, plan)
+
+
+def test_chunked_on_the_example_equals_one_plan() -> None:
+    plan = build_plan(PARQUET, ["AP", "nDCG@10", "P@5", "RR", "NumRet"], by="system")
+    assert_same(chunks.collect_chunked(plan, chunk_rows=1000), plan)
+    assert_same(plan.collect("chunked"), plan)
+
+
+def test_chunked_qrels_with_unanswered_queries_and_a_query_attribute() -> None:
+    # q3 is judged but no system answered it; s2 did not answer q2; 'topic' is in the qrels,
+    # so it describes the query (joined on), while 'system' is not (each system separately).
+    run = pl.DataFrame(
+        {
+            "system": ["s1", "s1", "s1", "s2"],
+            "topic": ["a", "a", "b", "a"],
+            "query": ["q1", "q1", "q2", "q1"],
+            "doc": ["d1", "d2", "d1", "d2"],
+            "score": [2.0, 1.0, 1.0, 3.0],
+        }
+    )
+    qrels = pl.DataFrame(
+        {
+            "topic": ["a", "a", "b", "b"],
+            "query": ["q1", "q1", "q2", "q3"],
+            "doc": ["d1", "d2", "d1", "d9"],
+            "label": [1, 0, 1, 2],
+        }
+    )
+    evaluated = {}
+    for queries in ("judged", "retrieved"):
+        plan = build_plan(run, ["AP", "NumRet", "NumRel"], qrels=qrels, by=["system", "topic"],
+                          queries=queries)  # fmt: skip
+        chunked = chunks.collect_chunked(plan, chunk_rows=1)
+        assert_same(chunked, plan)
+        per_query = chunked.per_query().collect()
+        evaluated[queries] = per_query.select("system", "query").rows()
+    # judged: every system on every judged query (3 x 2); retrieved: what each one answered
+    assert len(evaluated["judged"]) == 6
+    assert evaluated["retrieved"] == [("s1", "q1"), ("s1", "q2"), ("s2", "q1")]
+
+
+def test_chunked_compares_ids_of_different_types() -> None:
+    run = pl.DataFrame({"query": [1, 1, 2], "doc": [5, 6, 5], "score": [1.0, 2.0, 1.0]})
+    qrels = pl.DataFrame({"query": ["1", "2", "3"], "doc": ["5", "5", "7"], "label": [1, 1, 1]})
+    plan = build_plan(run, ["AP", "NumRel"], qrels=qrels)
+    assert_same(chunks.collect_chunked(plan, chunk_rows=2), plan)
+
+
+def test_rows_not_grouped_within_a_chunk() -> None:
+    table = pl.DataFrame(
+        {
+            "query": ["q1", "q2", "q1"],
+            "doc": ["d1", "d1", "d2"],
+            "score": [1.0, 1.0, 2.0],
+            "label": [1, 0, 0],
+        }
+    )
+    plan = build_plan(table, ["AP"])
+    with pytest.raises(chunks.NotGroupedError, match=r"query='q1'") as info:
+        chunks.collect_chunked(plan, chunk_rows=10)
+    assert "not grouped by (query)" in str(info.value)
+    assert "--engine streaming" in str(info.value)  # what to do about it
+    assert isinstance(info.value, preval.InputError)
+
+
+def test_rows_not_grouped_across_chunks() -> None:
+    # q1 comes back after q2, in another chunk: only the cross-chunk check can see it
+    table = pl.DataFrame(
+        {
+            "system": ["s"] * 4,
+            "query": ["q1", "q1", "q2", "q1"],
+            "doc": ["d1", "d2", "d1", "d3"],
+            "score": [1.0, 2.0, 1.0, 3.0],
+            "label": [1, 0, 0, 1],
+        }
+    )
+    plan = build_plan(table, ["AP"], by="system")
+    with pytest.raises(chunks.NotGroupedError, match=r"system='s', query='q1'"):
+        chunks.collect_chunked(plan, chunk_rows=2)
+
+
+def test_bad_data_raises_the_same_error_in_chunks() -> None:
+    table = pl.DataFrame(
+        {
+            "query": ["q1", "q2", "q2"],
+            "doc": ["d1", "d1", "d1"],
+            "score": [1.0, 2.0, 3.0],
+            "label": [1, 0, 1],
+        }
+    )
+    plan = build_plan(table, ["AP"])
+    with pytest.raises(preval.DuplicateError) as whole:
+        plan.status.collect()
+    with pytest.raises(preval.DuplicateError) as chunked:
+        chunks.collect_chunked(plan, chunk_rows=1)
+    assert str(chunked.value) == str(whole.value)
+
+
+def test_empty_input_in_chunks() -> None:
+    empty = pl.DataFrame(
+        schema={"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64}
+    )
+    plan = build_plan(empty, ["AP"])
+    assert_same(chunks.collect_chunked(plan), plan)
+    qrels = pl.DataFrame({"query": ["q1"], "doc": ["d1"], "label": [1]})
+    plan = build_plan(empty.drop("label"), ["AP"], qrels=qrels)
+    chunked = chunks.collect_chunked(plan)
+    assert_same(chunked, plan)
+    assert chunked.per_query().collect()["AP"].to_list() == [0.0]  # judged, nothing retrieved
+
+
+def test_progress_reports_rows_read() -> None:
+    table = pl.read_parquet(PARQUET)
+    seen: list[int] = []
+    plan = build_plan(table, ["AP"], by="system")
+    chunks.collect_chunked(plan, progress=seen.append, chunk_rows=5000)
+    assert seen == sorted(seen) and len(seen) > 1
+    assert seen[-1] == table.height
+
+
+def test_spill_files_are_removed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    plan = build_plan(PARQUET, ["AP"], by="system")
+    chunked = chunks.collect_chunked(plan, chunk_rows=5000)
+    assert len(list(tmp_path.glob("preval-*/*.parquet"))) > 1  # spilled while in use
+    chunked.per_query().collect()
+    del chunked
+    assert list(tmp_path.iterdir()) == []
