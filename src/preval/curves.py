@@ -191,7 +191,7 @@ def curve(
     )
     kept = {n: d for n, d in groups.collect_schema().items() if not n.startswith("_chk_")}
     roles = {"query": query or "query", "doc": doc, "score": score, "label": label}
-    check = validate.checker(rules, {k: k for k in keys}, roles, "input")
+    check = validate.checker(rules, {k: k for k in keys}, roles, "input", rows)
     groups = groups.map_batches(check, schema=kept).cache()
 
     order, descending = sort_keys(ties, has_doc=has_doc)

@@ -428,7 +428,7 @@ def build_plan(
             placeholders,
         )
 
-    check = validate.checker(rules, names, roles, "input")
+    check = validate.checker(rules, names, roles, "input", rows)
     schema = status.collect_schema()
     kept = {n: t for n, t in schema.items() if not n.startswith(validate.CHECK_PREFIX)}
     queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
@@ -559,7 +559,7 @@ def _with_qrels(
         n: t for n, t in stats.collect_schema().items() if not n.startswith(validate.CHECK_PREFIX)
     }
     stats = stats.map_batches(
-        validate.checker(q_rules, q_names, roles, "qrels"), schema=stats_schema
+        validate.checker(q_rules, q_names, roles, "qrels", judgments), schema=stats_schema
     ).cache()
 
     joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
