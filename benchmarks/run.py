@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib.util
+import json
 import os
 import platform
 import shutil
@@ -68,7 +69,7 @@ class Context:
 
 @dataclass
 class Outcome:
-    status: str  # "ok", "failed: ...", "timeout", "skipped: ..."
+    status: str  # "ok", "failed: ...", "capped: ...", "skipped: ..."
     wall: list[float] = field(default_factory=list)
     rss_mb: list[float] = field(default_factory=list)
 
@@ -211,10 +212,30 @@ def _error_line(stderr_path: Path) -> str:
     return line[:160]
 
 
-def run_once(cmd: list[str], workdir: Path, timeout: float, tag: str) -> tuple[str, float, float]:
-    """Run cmd; return (status, wall seconds, peak RSS MB) of that child."""
+def _rss_mb(pid: int) -> float:
+    """Current resident memory of a process (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024 / 1e6
+    except OSError:
+        pass
+    return 0.0
+
+
+def run_once(
+    cmd: list[str], workdir: Path, timeout: float, tag: str, memory_mb: float = float("inf")
+) -> tuple[str, float, float]:
+    """Run cmd; return (status, wall seconds, peak RSS MB) of that child.
+
+    The child is killed when it runs longer than `timeout` seconds or its resident memory
+    exceeds `memory_mb` (polled every 0.1 s), so that one peer cannot stall or swap the suite;
+    the status then says "capped: ...".
+    """
     out_path, err_path = workdir / f"{tag}.stdout", workdir / f"{tag}.stderr"
     timed_out = threading.Event()
+    over_memory = threading.Event()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         t0 = time.perf_counter()
         try:
@@ -231,17 +252,30 @@ def run_once(cmd: list[str], workdir: Path, timeout: float, tag: str) -> tuple[s
             except ProcessLookupError:
                 pass
 
+        def watch() -> None:
+            while not done.wait(0.1):
+                if _rss_mb(proc.pid) > memory_mb:
+                    over_memory.set()
+                    kill()
+                    return
+
+        done = threading.Event()
         timer = threading.Timer(timeout, kill)
         timer.start()
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         try:
             _, wstatus, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            done.set()
         wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(wstatus)  # reaped by wait4
     rss_mb = usage.ru_maxrss * 1024 / 1e6  # Linux: ru_maxrss is in KiB
+    if over_memory.is_set():
+        return f"capped: memory > {memory_mb / 1000:g} GB", wall, rss_mb
     if timed_out.is_set():
-        return "timeout", wall, rss_mb
+        return f"capped: time > {timeout:g} s", wall, rss_mb
     if proc.returncode != 0:
         return f"failed: {_error_line(err_path)}", wall, rss_mb
     return "ok", wall, rss_mb
@@ -255,6 +289,7 @@ def bench_tool(
     timeout: float,
     scratch: Path,
     qrels: Path | None = None,
+    memory_mb: float = float("inf"),
 ) -> Outcome:
     workdir = scratch / name
     workdir.mkdir(parents=True, exist_ok=True)
@@ -264,7 +299,7 @@ def bench_tool(
         return Outcome(f"skipped: {exc}")
     outcome = Outcome("ok")
     for i in range(repeat):
-        status, wall, rss = run_once(cmd, workdir, timeout, f"run{i}")
+        status, wall, rss = run_once(cmd, workdir, timeout, f"run{i}", memory_mb)
         print(
             f"  {name:<16} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
             file=sys.stderr,
@@ -390,9 +425,14 @@ def report(
         lines.append(f"Data files: {sizes}.")
     lines += [
         "",
-        "| rows | tool | wall (s) | × floor | peak RSS (MB) | × floor RSS | status |",
-        "|---:|---|---:|---:|---:|---:|---|",
+        "| rows | tool | wall (s) | × floor | × preval | peak RSS (MB) | × floor RSS | status |",
+        "|---:|---|---:|---:|---:|---:|---:|---|",
     ]
+    mine = {
+        rows: statistics.median(o.wall)
+        for rows, name, o in results
+        if name.startswith("preval") and o.status == "ok"
+    }
     floors: dict[int, Outcome] = {
         rows: o for rows, name, o in results if name in FLOOR.values() and o.status == "ok"
     }
@@ -407,10 +447,17 @@ def report(
         status = o.status.replace("|", "\\|")
         if o.status.startswith("skipped"):
             notes.append(f"- {name} ({human(rows)} rows): {o.status}")
+        # a capped run's time and memory are lower bounds: shown with ">"
+        capped = o.status.startswith("capped")
+        shown = ok or capped
+        mark = ">" if capped else ""
+        vs = wall / mine[rows] if rows in mine else float("nan")
         lines.append(
-            f"| {human(rows)} | {name} | {fmt(wall, '.2f') if ok else ''} | "
-            f"{fmt(wall / fw, '.1f') if ok else ''} | {fmt(rss, '.0f') if ok else ''} | "
-            f"{fmt(rss / fr, '.1f') if ok else ''} | {status} |"
+            f"| {human(rows)} | {name} | {mark}{fmt(wall, '.2f') if shown else ''} | "
+            f"{mark}{fmt(wall / fw, '.1f') if shown else ''} | "
+            f"{mark}{fmt(vs, '.1f') if shown else ''} | "
+            f"{mark}{fmt(rss, '.0f') if shown else ''} | "
+            f"{mark}{fmt(rss / fr, '.1f') if shown else ''} | {status} |"
         )
     if notes:
         lines += ["", "Notes:", *notes]
@@ -444,6 +491,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--int-ids", action="store_true")
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds per subprocess (default 600)"
+    )
+    parser.add_argument(
+        "--memory-limit",
+        type=float,
+        default=16.0,
+        help="GB of resident memory per subprocess before it is killed (default 16)",
+    )
+    parser.add_argument(
+        "--json", type=Path, help="also write the raw results here (input of plot.py)"
     )
     parser.add_argument(
         "--data-dir",
@@ -489,12 +545,20 @@ def main(argv: list[str] | None = None) -> int:
                     args.timeout,
                     scratch / str(rows),
                     qrels,
+                    args.memory_limit * 1000,
                 )
                 results.append((rows, name, outcome))
             files[rows] = paths
         table = report(results, args, files)  # before --no-cache data is deleted
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(table)
+    if args.json:
+        records = [
+            {"format": args.format, "rows": rows, "tool": name, "status": o.status,
+             "wall_s": o.wall, "rss_mb": o.rss_mb}
+            for rows, name, o in results
+        ]  # fmt: skip
+        args.json.write_text(json.dumps({"machine": machine(), "results": records}, indent=1))
     print(table)
     return 0
 

@@ -1,0 +1,77 @@
+"""The benchmark harness reports what happened: capped runs are capped, plots are drawn."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_run_once_caps_memory_and_time(tmp_path: Path) -> None:
+    run = load("run")
+    hog = [sys.executable, "-c", "import time; x = bytearray(400_000_000); time.sleep(30)"]
+    status, wall, _ = run.run_once(hog, tmp_path, timeout=20, tag="m", memory_mb=150)
+    assert status == "capped: memory > 0.15 GB"
+    assert wall < 15
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    status, wall, _ = run.run_once(sleeper, tmp_path, timeout=1, tag="t")
+    assert status == "capped: time > 1 s"
+    assert wall < 10
+    status, _, rss = run.run_once([sys.executable, "-c", "pass"], tmp_path, 20, "ok")
+    assert status == "ok" and rss > 0
+
+
+def test_report_marks_capped_runs_as_lower_bounds(tmp_path: Path) -> None:
+    run = load("run")
+    results = [
+        (1000, "floor", run.Outcome("ok", [1.0], [100.0])),
+        (1000, "preval", run.Outcome("ok", [2.0], [200.0])),
+        (1000, "pytrec_eval", run.Outcome("capped: memory > 16 GB", [30.0], [16000.0])),
+    ]
+    args = run.argparse.Namespace(
+        format="parquet", measures=["AP"], docs_per_query=100, int_ids=False, repeat=1,
+        timeout=600.0,
+    )  # fmt: skip
+    table = run.report(results, args)
+    assert "| 1k | preval | 2.00 | 2.0 | 1.0 | 200 | 2.0 | ok |" in table
+    assert "| 1k | pytrec_eval | >30.00 | >30.0 | >15.0 | >16000 | >160.0 | capped" in table
+
+
+def test_plot_draws_a_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    plot = load("plot")
+    results = {
+        "machine": "test machine",
+        "results": [
+            {"format": "parquet", "rows": r, "tool": t, "status": s, "wall_s": [w], "rss_mb": [m]}
+            for r, t, s, w, m in [
+                (10**6, "preval", "ok", 0.6, 260),
+                (10**7, "preval", "ok", 2.5, 800),
+                (10**6, "pytrec_eval", "ok", 1.5, 540),
+                (10**7, "pytrec_eval", "capped: memory > 16 GB", 40.0, 16000),
+                (10**7, "ranx", "failed: boom", 1.0, 1.0),
+            ]
+        ],
+    }
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(results))
+    out = tmp_path / "scale.png"
+    assert plot.main([str(src), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    series, machine = plot.load([src])
+    assert machine == "test machine"
+    assert series["pytrec_eval"][10**7] == (40.0, 16.0, True)
+    assert "ranx" not in series  # a failed run is not a point
