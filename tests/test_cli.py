@@ -413,6 +413,24 @@ def test_engines_print_the_same_outputs(
         assert table.equals(first[2])
 
 
+@pytest.mark.parametrize("options", [[], ["-q", "-c"], ["-q", "-M", "5", "-J"]])
+def test_trec_engines_print_the_same_lines(
+    capsys: pytest.CaptureFixture[str], monkeypatch, options: list[str]
+) -> None:
+    # both thresholds at 0: auto reads the run in chunks and joins each chunk's judgments
+    monkeypatch.setattr("preval.cli.LARGE_BYTES", 0)
+    monkeypatch.setattr("preval.cli.LARGE_QRELS_BYTES", 0)
+    trec_dir = FIXTURES / "trec"
+    files = [trec_dir / "qrels.txt", trec_dir / "bm25.run", trec_dir / "hybrid.run.gz"]
+    printed = []
+    for engine in ("in-memory", "streaming", "chunked", "auto"):
+        rc, out, err = cli(capsys, "trec", *options, "--engine", engine, *files)
+        assert rc == 0, err
+        printed.append(out)
+    assert len(printed[0].splitlines()) > 20
+    assert printed[1:] == printed[:1] * 3
+
+
 def test_auto_engine_falls_back_when_rows_are_not_grouped(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch
 ) -> None:
