@@ -311,34 +311,32 @@ def _evaluate(args: argparse.Namespace) -> int:
         plan = _collect(_evaluate_plan(args), args.engine, [args.input, args.qrels], progress)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
-    outputs = [per_query, summarize(per_query, by=args.by, query=args.query), plan.audit()]
-    if args.long:
-        outputs.append(plan.per_query("long"))
+    auc = [c for c in plan.measure_names if c.startswith("AUC-")]
+    outputs = [summarize(per_query, by=args.by, query=args.query), plan.audit(),
+               per_query.select(pl.col(auc).null_count())]  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
-        collected = pl.collect_all(outputs)
-    per_query_df, summary_df, audit_df = collected[:3]
-    if args.per_query:
-        report.write(collected[3] if args.long else per_query_df, args.per_query)
+        summary_df, audit_df, undefined = pl.collect_all(outputs)
+        if args.per_query:  # streamed from the evaluation to the file, not held in memory
+            report.write(plan.per_query("long") if args.long else per_query, args.per_query)
     if args.summary:
         report.write(summary_df, args.summary)
     if not args.quiet:
-        _print_audit(audit_df, per_query_df.height)
-        for name in per_query_df.columns:
-            undefined = per_query_df[name].null_count() if name.startswith("AUC-") else 0
-            if undefined:
+        _print_audit(audit_df)
+        for name in auc:
+            if undefined[name][0]:
                 print(
-                    f"preval: warning: {name} is undefined (null) for {undefined} queries "
-                    "with a single class; summaries average the others",
+                    f"preval: warning: {name} is undefined (null) for {undefined[name][0]} "
+                    "queries with a single class; summaries average the others",
                     file=sys.stderr,
                 )
     sys.stdout.write(report.render(summary_df, args.format))
     return 0
 
 
-def _print_audit(audit_df: pl.DataFrame, n: int) -> None:
+def _print_audit(audit_df: pl.DataFrame) -> None:
     totals = {c: int(audit_df[c].sum()) for c in audit_df.columns if audit_df[c].dtype.is_integer()}
-    if n == 0:
+    if totals["queries_evaluated"] == 0:
         print(
             "preval: warning: no query was evaluated (empty input, or no judged query)",
             file=sys.stderr,

@@ -94,23 +94,45 @@ def render(df: pl.DataFrame, fmt: str) -> str:
     raise InputError(msg)
 
 
-def write(df: pl.DataFrame, path: str | Path) -> None:
-    """Write `df` to `path` in the format of its suffix, atomically.
+def write(data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
+    """Write a frame to `path` in the format of its suffix, atomically.
 
     The data goes to a temporary file in the same directory, renamed over `path` only when
-    complete: a failed write never leaves a partial or truncated file behind.
+    complete: a failed write never leaves a partial or truncated file behind. A LazyFrame is
+    streamed to Parquet, CSV, TSV and NDJSON by Polars' sinks, never held whole in memory
+    (unless its plan needs that, like a sort); the other formats collect it first.
     """
     path = Path(path)
     fmt = check_target(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        if fmt == "parquet":
-            df.write_parquet(tmp)
+        if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
+            _sink(data, tmp, fmt)
         else:
-            Path(tmp).write_text(render(df, fmt), encoding="utf-8")
+            df = data.collect() if isinstance(data, pl.LazyFrame) else data
+            if fmt == "parquet":
+                df.write_parquet(tmp)
+            else:
+                Path(tmp).write_text(render(df, fmt), encoding="utf-8")
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it private; a new file is not
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _sink(lf: pl.LazyFrame, path: str, fmt: str) -> None:
+    if fmt == "parquet":
+        lf.sink_parquet(path)
+    elif fmt == "ndjson":
+        lf.sink_ndjson(path)
+    else:
+        lf.sink_csv(path, separator="\t" if fmt == "tsv" else ",")

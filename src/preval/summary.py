@@ -72,10 +72,23 @@ def summarize(
         if spec.summary == "sum":
             agg = col.sum()
         elif spec.summary == "gmean":
-            agg = col.clip(lower_bound=GMAP_FLOOR).log().mean().exp()
+            agg = _mean(col.clip(lower_bound=GMAP_FLOOR).log(), query, schema).exp()
         else:
-            agg = col.mean()
+            agg = _mean(col, query, schema)
         aggs.append(agg.cast(pl.Float64).alias(name))
     if not keys:
         return lf.select(aggs)
     return lf.group_by(keys).agg(aggs).sort(keys)
+
+
+def _mean(values: pl.Expr, query: str, schema: pl.Schema) -> pl.Expr:
+    """Mean of the non-null values, summed one by one in query order, as trec_eval does.
+
+    A floating-point sum depends on the order of its terms, and Polars' own sum and mean are
+    free to split and reorder them (differently by engine and by how the rows are chunked):
+    a cumulative sum in query order gives the same last digit whatever produced the rows.
+    """
+    if query in schema:
+        values = values.sort_by(pl.col(query))
+    total = values.drop_nulls().cum_sum().last()
+    return total / values.count()

@@ -1,0 +1,74 @@
+"""Writers: a LazyFrame is streamed by a sink and gives the same file as its DataFrame."""
+
+from __future__ import annotations
+
+import os
+import random
+import stat
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import preval
+from preval import report
+
+FRAME = pl.DataFrame(
+    {"system": ["a", "a", "b"], "query": ["q1", "q2", "q1"], "AP": [0.5, 0.25, 1.0]}
+)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".tsv", ".ndjson", ".json", ".txt"])
+def test_lazy_and_eager_writes_give_the_same_file(tmp_path: Path, suffix: str) -> None:
+    eager, lazy = tmp_path / f"eager{suffix}", tmp_path / f"lazy{suffix}"
+    report.write(FRAME, eager)
+    report.write(FRAME.lazy(), lazy)
+    if suffix == ".parquet":
+        assert pl.read_parquet(lazy).equals(FRAME)
+        assert pl.read_parquet(eager).equals(FRAME)
+    else:
+        assert lazy.read_bytes() == eager.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([eager.name, lazy.name])
+
+
+def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    # the temporary file is private (mkstemp); the result must be like any new file
+    mask = os.umask(0o022)
+    try:
+        report.write(FRAME.lazy(), tmp_path / "out.parquet")
+        report.write(FRAME, tmp_path / "out.csv")
+    finally:
+        os.umask(mask)
+    for name in ("out.parquet", "out.csv"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".json"])
+def test_a_failing_lazy_write_leaves_nothing(tmp_path: Path, suffix: str) -> None:
+    def fail(df: pl.DataFrame) -> pl.DataFrame:
+        msg = "boom"
+        raise preval.InputError(msg)
+
+    broken = FRAME.lazy().map_batches(fail, schema=FRAME.schema)
+    with pytest.raises(Exception, match="boom"):
+        report.write(broken, tmp_path / f"out{suffix}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_summaries_do_not_depend_on_row_order() -> None:
+    # A float sum depends on the order of its terms: summarize must add in query order, so a
+    # per-query table gives the same last digit whichever engine or chunk produced its rows.
+    rng = random.Random(5)
+    per_query = pl.DataFrame(
+        {
+            "system": [s for s in ("a", "b") for _ in range(2000)],
+            "query": [f"q{i:04d}" for _ in range(2) for i in range(2000)],
+            "AP": [rng.random() ** 3 for _ in range(4000)],
+            "RR": [rng.random() for _ in range(4000)],
+        }
+    )
+    want = preval.summarize(per_query).collect(engine="in-memory")
+    for seed in range(5):
+        shuffled = per_query.sample(fraction=1.0, shuffle=True, seed=seed)
+        got = preval.summarize(shuffled).collect(engine="in-memory")
+        assert got.equals(want)
