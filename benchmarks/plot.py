@@ -42,6 +42,7 @@ def plot(series: dict, machine: str, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4.5))
+    labelled: set[tuple[int, int]] = set()  # one "capped" label per panel and size
     for tool in sorted(series, key=lambda t: (not t.startswith("preval"), t)):
         points = sorted(series[tool].items())
         rows = [r for r, _ in points]
@@ -50,11 +51,13 @@ def plot(series: dict, machine: str, out: Path) -> None:
         ax_m.plot(rows, [p[1] for _, p in points], color=line.get_color(), **style)
         for r, (wall, gb, capped) in points:
             if capped:  # open marker: killed at a limit, the real cost is higher
-                for ax, y in ((ax_t, wall), (ax_m, gb)):
+                for panel, (ax, y) in enumerate(((ax_t, wall), (ax_m, gb))):
                     ax.plot([r], [y], "o", markersize=11, markerfacecolor="white",
                             color=line.get_color())  # fmt: skip
-                    ax.annotate("capped", (r, y), textcoords="offset points", xytext=(6, -10),
-                                fontsize=8)  # fmt: skip
+                    if (panel, r) not in labelled:
+                        labelled.add((panel, r))
+                        ax.annotate("capped (killed at the limit)", (r, y), fontsize=8,
+                                    textcoords="offset points", xytext=(-60, 10))  # fmt: skip
     for ax, label in ((ax_t, "wall time, end to end (s)"), (ax_m, "peak memory (GB)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
