@@ -16,6 +16,9 @@ checked, not assumed: inside each chunk (a group split into several runs of rows
 chunks (a group whose rows come back after other groups), raising `NotGroupedError`; the
 CLI's ``--engine auto`` then falls back to Polars' streaming engine on the whole plan.
 
+Bad data raises at the first chunk that holds some, with that chunk's count and example:
+the rest of a large input is not read for nothing.
+
 With separate qrels, the judgments are read into memory once (they are usually far smaller
 than runs) and each chunk joins only its own queries' judgments; the judged queries no chunk
 answered get their placeholder rows from one last plan over the qrels alone.
