@@ -137,21 +137,24 @@ def _chunks(source: pl.LazyFrame, group: list[str], chunk_rows: int) -> Iterator
         yield pl.concat(pending, rechunk=False)
 
 
+def _run_start(group: list[str]) -> pl.Expr:
+    """True on each row whose group keys differ from the previous row's (and the first row)."""
+    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
+    return changed.fill_null(True)
+
+
 def _last_group_start(frame: pl.DataFrame, group: list[str]) -> int:
     """Row index where the frame's last run of equal group keys starts."""
-    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
-    starts = frame.select(pl.arg_where(changed.fill_null(True)).last()).item()
-    return int(starts or 0)
+    return int(frame.select(pl.arg_where(_run_start(group)).last()).item() or 0)
 
 
 def _check_contiguous(chunk: pl.DataFrame, group: list[str], groups: int) -> None:
     """Every group of the chunk forms one run of rows (`groups` = distinct groups seen)."""
-    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
-    runs = chunk.select(changed.fill_null(True).sum()).item()
+    runs = chunk.select(_run_start(group).sum()).item()
     if runs > groups:
         first_split = (
             chunk.with_row_index("__preval_i")
-            .with_columns(changed.fill_null(True).cum_sum().alias("__preval_run"))
+            .with_columns(_run_start(group).cum_sum().alias("__preval_run"))
             .group_by(group)
             .agg(pl.col("__preval_run").n_unique().alias("__preval_n"), pl.col("__preval_i").min())
             .filter(pl.col("__preval_n") > 1)
@@ -195,8 +198,8 @@ def _judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> 
     """The judgments of the queries in `chunk` (ids compared as strings if dtypes differ)."""
     wanted = chunk.select(keys).unique()
     if any(qrels.schema[k] != wanted.schema[k] for k in keys):
-        as_str = [pl.col(k).cast(pl.String).alias(f"_{k}") for k in keys]
-        other = [f"_{k}" for k in keys]
+        as_str = [pl.col(k).cast(pl.String).alias(f"__preval_{k}") for k in keys]
+        other = [f"__preval_{k}" for k in keys]
         return (
             qrels.with_columns(as_str).join(wanted.select(as_str), on=other, how="semi").drop(other)
         )
