@@ -200,3 +200,35 @@ def test_spill_files_are_removed(tmp_path: Path, monkeypatch) -> None:
     chunked.per_query().collect()
     del chunked
     assert list(tmp_path.iterdir()) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["s1", "s2"]),
+            st.sampled_from(["q1", "q2", "q3"]),
+            st.sampled_from(["d1", "d2", "d3"]),
+            st.floats(-3, 3),
+        ),
+        max_size=14,
+    ),
+    chunk_rows=st.integers(1, 6),
+)
+def test_chunked_raises_exactly_when_rows_are_not_grouped(rows, chunk_rows) -> None:
+    # Any order of rows: the chunked engine either gives one plan's results or says the rows
+    # are not grouped, and it says so only when a (system, query) group really is split.
+    table = pl.DataFrame(
+        rows, schema={"system": pl.String, "query": pl.String, "doc": pl.String,
+                      "score": pl.Float64}, orient="row",
+    ).unique(["system", "query", "doc"], keep="first", maintain_order=True)  # fmt: skip
+    table = table.with_columns(label=(pl.col("score") > 0).cast(pl.Int64))
+    keys = list(zip(table["system"], table["query"], strict=True))
+    runs = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+    grouped = len(runs) == len(set(runs))
+    plan = build_plan(table, ["AP", "P@2", "NumRet"], by="system")
+    if grouped:
+        assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
+    else:
+        with pytest.raises(chunks.NotGroupedError):
+            chunks.collect_chunked(plan, chunk_rows=chunk_rows)
