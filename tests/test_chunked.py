@@ -232,3 +232,68 @@ def test_chunked_raises_exactly_when_rows_are_not_grouped(rows, chunk_rows) -> N
     else:
         with pytest.raises(chunks.NotGroupedError):
             chunks.collect_chunked(plan, chunk_rows=chunk_rows)
+
+
+def ranked(table: pl.DataFrame, ties: str) -> pl.DataFrame:
+    """The rows in ranking order within each query, as a TREC run or a pipeline writes them."""
+    if ties == "trec":
+        keys, desc = [pl.col("score").cast(pl.Float32), "doc"], [True, True]
+    else:
+        keys, desc = ["score"], [True]
+    return table.sort(["query", *keys], descending=[False, *desc], nulls_last=True,
+                      maintain_order=True)  # fmt: skip
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    case=cases(),
+    chunk_rows=st.integers(1, 9),
+    ties=st.sampled_from(["trec", "input"]),
+    depth=st.sampled_from([None, 2]),
+    judged_only=st.booleans(),
+)
+def test_ranked_input_skips_the_sort_and_gives_the_same_results(
+    case, chunk_rows, ties, depth, judged_only
+) -> None:
+    run_rows, qrels = case
+    run, qrels_df = frames(run_rows, qrels)
+    table = joined(run_rows, qrels)
+    options = {"ties": ties, "depth": depth, "judged_only": judged_only}
+    for data, q in ((ranked(run, ties), qrels_df), (ranked(table, ties), None)):
+        plan = build_plan(data, MEASURES, qrels=q, **options)
+        assert plan.in_rank_order.collect().item()  # so every chunk takes the presorted plan
+        assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
+        presorted = build_plan(data, MEASURES, qrels=q, presorted=True, **options)
+        assert_same(presorted, plan)
+
+
+@pytest.mark.parametrize(
+    ("scores", "docs", "ties", "expected"),
+    [
+        ([0.7, 0.5, None], ["d1", "d2", "d3"], "trec", True),  # unretrieved (null) last
+        ([0.5, 0.7], ["d1", "d2"], "trec", False),
+        ([None, 0.5], ["d1", "d2"], "trec", False),
+        ([0.5, 0.5], ["d2", "d1"], "trec", True),  # trec_eval: equal scores, doc id descending
+        ([0.5, 0.5], ["d1", "d2"], "trec", False),
+        ([0.5, 0.5], ["d1", "d2"], "input", True),  # input order breaks the tie
+        ([0.1 + 1e-12, 0.1], ["d1", "d2"], "trec", False),  # equal as float32: doc order rules
+        ([0.1 + 1e-12, 0.1], ["d1", "d2"], "input", True),
+    ],
+)
+def test_in_rank_order(scores, docs, ties, expected) -> None:
+    other = {"query": ["q0"], "doc": ["d9"], "score": [9.0], "label": [1]}  # another query first
+    table = pl.concat(
+        [
+            pl.DataFrame(other),
+            pl.DataFrame({"query": "q1", "doc": docs, "score": scores, "label": 1}),
+        ],
+        how="vertical_relaxed",
+    )
+    assert build_plan(table, ["AP"], ties=ties).in_rank_order.collect().item() is expected
+
+
+def test_no_rank_order_shortcut_where_labels_decide_the_order() -> None:
+    table = pl.DataFrame({"query": ["q1"], "doc": ["d1"], "score": [1.0], "label": [1]})
+    assert build_plan(table, ["AP"], ties="optimistic").in_rank_order is None
+    assert build_plan(table, ["AP"], convention="vlfeat").in_rank_order is None
+    assert build_plan(table, ["AP"], duplicates="max").in_rank_order is None

@@ -41,6 +41,7 @@ from .ranking import (
     TOTAL_NEG,
     TOTAL_POS,
     Ranking,
+    in_order,
     nonrel_column,
     sort_keys,
 )
@@ -68,6 +69,10 @@ class Evaluation:
     group: list[str] = dataclasses.field(default_factory=list)
     options: dict = dataclasses.field(default_factory=dict)
     keep: object = None  # keeps the chunked engine's spill directory alive
+    # one boolean: are the input's rows already in ranking order within each query, given that
+    # each query's rows are contiguous (the chunked engine checks that)? None: the question does
+    # not arise (the order depends on labels joined in from qrels, or rewritten)
+    in_rank_order: pl.LazyFrame | None = None
 
     def collect(
         self, engine: str = "in-memory", *, progress: Callable[[int], None] | None = None
@@ -305,6 +310,7 @@ def build_plan(
     num_negatives: int | str | None = None,
     include_inf: bool = False,
     placeholders: bool | pl.LazyFrame = True,
+    presorted: bool = False,
 ) -> Evaluation:
     """The evaluation plan (see `evaluate` for the arguments).
 
@@ -312,6 +318,9 @@ def build_plan(
     placeholder row each; False leaves them out (a chunk of a larger run, which cannot know);
     a LazyFrame of (keys..., query) rows answered elsewhere adds exactly the judged queries
     missing from it (what the chunked engine does once, after every chunk).
+    `presorted` promises that the rows are already in ranking order within each query (what
+    `Evaluation.in_rank_order` tells when each query's rows are contiguous): the plan then skips
+    its sort. Results are the same.
     """
     plan_args = dict(locals())  # build_plan's own arguments, to rebuild the plan per chunk
     del plan_args["data"]
@@ -407,6 +416,7 @@ def build_plan(
             ties,
             rules,
             judged=(pl.col(LABEL).is_not_null() & ~pl.col(PAD)).any(),
+            presorted=presorted,
         )
     else:
         ranking = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
@@ -426,6 +436,7 @@ def build_plan(
             duplicates,
             rules,
             placeholders,
+            presorted,
         )
 
     check = validate.checker(rules, names, roles, "input", rows)
@@ -434,7 +445,15 @@ def build_plan(
     queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
     status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(_EVAL))
     source = run_lf.select(list(dict.fromkeys(source_columns)))
-    return Evaluation(status, keys, names, specs, source, [*by_cols, query], plan_args)
+    in_rank_order = None
+    # the order of the input's own rows; not with labels from qrels or rewritten (VLFeat), nor
+    # after a dedupe that reorders rows
+    if ties in ("trec", "input") and duplicates == "error" and conv.name != "vlfeat":
+        order, descending = sort_keys(ties, has_doc=has_doc, trec_version=trec_version)
+        in_rank_order = rows.select(in_order([*keys, QUERY], order, descending))
+    return Evaluation(
+        status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order
+    )
 
 
 def _rules(has_doc: bool, ranking: Ranking) -> list[validate.Rule]:
@@ -480,16 +499,22 @@ def _aggregate(
     ties: str,
     rules: list[validate.Rule],
     judged: pl.Expr,
+    presorted: bool = False,
 ) -> pl.LazyFrame:
-    """Sort once, then one group_by/agg for every measure, audit and validation counter."""
+    """Sort once, then one group_by/agg for every measure, audit and validation counter.
+
+    `presorted`: the rows are in ranking order within each group already; no sort.
+    """
     if ranking.convention == "vlfeat":
         rows = _sign_labels(rows, keep=pl.col(PAD))
     has_doc = DOC in rows.collect_schema()
     order, descending = sort_keys(ties, has_doc=has_doc, trec_version=ranking.trec_version)
     group = [*keys, QUERY]
-    ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED)).sort(
-        [*group, *order], descending=[False] * len(group) + descending, nulls_last=True
-    )
+    ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED))
+    if not presorted:
+        ranked = ranked.sort(
+            [*group, *order], descending=[False] * len(group) + descending, nulls_last=True
+        )
     real = ~pl.col(PAD)
     status_exprs = [
         judged.alias(_JUDGED),
@@ -514,6 +539,7 @@ def _with_qrels(
     duplicates: str,
     rules: list[validate.Rule],
     placeholders: bool | pl.LazyFrame,
+    presorted: bool,
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -562,11 +588,13 @@ def _with_qrels(
         validate.checker(q_rules, q_names, roles, "qrels", judgments), schema=stats_schema
     ).cache()
 
-    joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
-        stats, on=[*qkeys, QUERY], how="left"
+    # presorted rows must keep their order through the joins (Polars does not by default)
+    keep = "left" if presorted else "none"
+    joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left", maintain_order=keep).join(
+        stats, on=[*qkeys, QUERY], how="left", maintain_order=keep
     )
     judged = pl.col(JUDGED_COUNT).first().is_not_null()
-    answered = _aggregate(joined, keys, specs, ranking, ties, rules, judged).cache()
+    answered = _aggregate(joined, keys, specs, ranking, ties, rules, judged, presorted).cache()
     if placeholders is False:
         return answered
 

@@ -56,6 +56,21 @@ def sort_keys(
     raise ValueError(msg)
 
 
+def in_order(group: list[str], order: list[pl.Expr], descending: list[bool]) -> pl.Expr:
+    """True when the rows of every group already follow `order` (nulls last), so that sorting
+    them would move no row within its group: ranked input (a TREC run, most pipelines' output)
+    can then skip the sort. One comparison of each row with the next."""
+    same_group = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(-1)) for c in group)
+    ok = pl.lit(True)
+    for key, desc in reversed(list(zip(order, descending, strict=True))):
+        following = key.shift(-1)
+        ahead = following.is_null() & key.is_not_null() | (
+            key > following if desc else key < following
+        )
+        ok = ahead.fill_null(False) | (key.eq_missing(following) & ok)
+    return (~same_group | ok).all()
+
+
 def nonrel_column(rel_column: str) -> str:
     """The stats column of N that goes with the stats column of R at the same level."""
     return rel_column.replace("_R", "_N", 1)
