@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/generate.py --rows 1000000 --docs-per-query 100 \
-        --out data.parquet [--seed 0] [--int-ids] [--format parquet|trec]
+        --out data.parquet [--seed 0] [--int-ids] [--ranked] [--format parquet|trec]
 
 ``--format parquet`` (default) writes one joined table with columns
 ``query, doc, score, label``. ``--format trec`` writes the same data as a TREC
@@ -55,11 +55,18 @@ def chunk_frame(
     return df
 
 
-def chunks(rows: int, dpq: int, seed: int, int_ids: bool, chunk_rows: int):
+def chunks(rows: int, dpq: int, seed: int, int_ids: bool, chunk_rows: int, ranked: bool = False):
     rng = np.random.default_rng(seed)
     step = max(1, chunk_rows // dpq) * dpq  # whole queries per chunk
     for start in range(0, rows, step):
-        yield chunk_frame(rng, start, min(start + step, rows), dpq, int_ids)
+        df = chunk_frame(rng, start, min(start + step, rows), dpq, int_ids)
+        yield rank(df) if ranked else df
+
+
+def rank(df: pl.DataFrame) -> pl.DataFrame:
+    """Rows in trec_eval's ranking order within each query: score descending, then doc id
+    descending (as a TREC run or a ranking pipeline writes them). Same data, other row order."""
+    return df.sort(["query", "score", "doc"], descending=[False, True, True])
 
 
 def write_parquet(out: Path, frames, row_group_rows: int) -> None:
@@ -80,10 +87,7 @@ def write_parquet(out: Path, frames, row_group_rows: int) -> None:
 def write_trec(run_path: Path, qrels_path: Path, frames, tag: str) -> None:
     with open(run_path, "wb") as run_f, open(qrels_path, "wb") as qrels_f:
         for df in frames:
-            # trec_eval's own order: score descending, then docno descending
-            ranked = df.sort(
-                ["query", "score", "doc"], descending=[False, True, True]
-            ).with_columns((pl.int_range(pl.len()).over("query") + 1).alias("rank"))
+            ranked = rank(df).with_columns((pl.int_range(pl.len()).over("query") + 1).alias("rank"))
             ranked.select(
                 "query",
                 pl.lit("Q0").alias("q0"),
@@ -110,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--format", choices=["parquet", "trec"], default="parquet")
     parser.add_argument(
+        "--ranked",
+        action="store_true",
+        help="Parquet rows in ranking order within each query (TREC runs always are)",
+    )
+    parser.add_argument(
         "--chunk-rows",
         type=int,
         default=2_000_000,
@@ -124,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--docs-per-query must be <= {DOC_UNIVERSE}")
 
     t0 = time.perf_counter()
-    frames = chunks(args.rows, args.docs_per_query, args.seed, args.int_ids, args.chunk_rows)
+    frames = chunks(
+        args.rows, args.docs_per_query, args.seed, args.int_ids, args.chunk_rows, args.ranked
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.format == "parquet":
         write_parquet(args.out, frames, args.row_group_rows)

@@ -326,9 +326,11 @@ def ensure_data(
     data_dir: Path,
     timeout: float,
     fmt: str = "parquet",
+    ranked: bool = False,
 ) -> list[Path]:
     """The cached data files: ``[table.parquet]`` or ``[run, qrels]`` (generated if missing)."""
-    stem = f"rows{rows}_dpq{dpq}_seed{seed}{'_int' if int_ids else ''}"
+    ranked = ranked and fmt == "parquet"  # TREC runs are always written in rank order
+    stem = f"rows{rows}_dpq{dpq}_seed{seed}{'_int' if int_ids else ''}{'_ranked' if ranked else ''}"
     suffixes = [".parquet"] if fmt == "parquet" else [".run", ".qrels"]
     paths = [data_dir / (stem + s) for s in suffixes]
     if all(p.exists() for p in paths):
@@ -353,6 +355,8 @@ def ensure_data(
     ]
     if int_ids:
         cmd.append("--int-ids")
+    if ranked:
+        cmd.append("--ranked")
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, timeout=timeout)
     for t, p in zip(tmps, paths, strict=True):
@@ -412,7 +416,9 @@ def report(
         "",
         f"Format: {FORMAT_TEXT[args.format]}. "
         f"Measures: {' '.join(args.measures)}; docs per query: {args.docs_per_query}; "
-        f"{'Int64' if args.int_ids else 'string'} ids; median of {args.repeat} "
+        f"{'Int64' if args.int_ids else 'string'} ids; "
+        f"{'rows in ranking order within each query; ' if args.ranked else ''}"
+        f"median of {args.repeat} "
         f"run(s); timeout {args.timeout:g} s. Wall time is end to end (process "
         f"start, imports, {reading}, computing, writing); peak RSS is the "
         "child's ru_maxrss.",
@@ -490,6 +496,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--int-ids", action="store_true")
     parser.add_argument(
+        "--ranked",
+        action="store_true",
+        help="Parquet rows in ranking order within each query, as TREC runs are",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds per subprocess (default 600)"
     )
     parser.add_argument(
@@ -533,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
                 data_dir,
                 args.timeout,
                 args.format,
+                args.ranked,
             )
             data, qrels = paths[0], (paths[1] if len(paths) > 1 else None)
             print(f"{human(rows)} rows: {' + '.join(map(str, paths))}", file=sys.stderr)

@@ -42,8 +42,8 @@ def test_report_marks_capped_runs_as_lower_bounds(tmp_path: Path) -> None:
         (1000, "pytrec_eval", run.Outcome("capped: memory > 16 GB", [30.0], [16000.0])),
     ]
     args = run.argparse.Namespace(
-        format="parquet", measures=["AP"], docs_per_query=100, int_ids=False, repeat=1,
-        timeout=600.0,
+        format="parquet", measures=["AP"], docs_per_query=100, int_ids=False, ranked=False,
+        repeat=1, timeout=600.0,
     )  # fmt: skip
     table = run.report(results, args)
     assert "| 1k | preval | 2.00 | 2.0 | 1.0 | 200 | 2.0 | ok |" in table
