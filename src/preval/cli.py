@@ -438,7 +438,7 @@ def _plot(args: argparse.Namespace) -> int:
 # and used less memory (10M rows 2.94 s / 1.34 GB vs 3.25 s / 1.56 GB); the chunked engine beats
 # both on one table from 10M rows on (2.8-3.1 s / 0.86 GB; 100M rows ~25 s / 1.2 GB where one
 # plan needs ~8 GB). With separate qrels, each chunk joins its judgments, which one plan does
-# faster while it fits: 10M TREC lines took 19.9 s / 1.6 GB chunked, 17.5 s / 2.5 GB streaming.
+# faster while it fits: 10M TREC lines took 13.1 s / 1.7 GB chunked, 9.9-11.6 s / 2.3 GB streaming.
 LARGE_BYTES = 2**20  # above: not in memory
 LARGE_QRELS_BYTES = 2**30  # run + qrels above: chunked
 
