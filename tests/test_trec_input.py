@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import gzip
 import random
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from hypothesis import strategies as st
 import preval
 from preval import io
 from preval.cli import main
+from tests.test_cli import cli, python_m
 
 QRELS = """\
 q1 0 d1 1
@@ -62,22 +61,6 @@ def write(path: Path, text: str) -> Path:
 def write_gz(path: Path, text: str) -> Path:
     path.write_bytes(gzip.compress(text.encode("utf-8")))
     return path
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    rc = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def python_m(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "preval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def assert_one_line_error(rc: int, err: str) -> str:
