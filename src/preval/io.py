@@ -84,7 +84,9 @@ def _trec_lines(
     # Runs of blanks become one space. Only runs that need it are rewritten (a tab in them, or
     # 2+ spaces): matching every single space, as `[ \t]+` does, made this 3x slower (10M lines:
     # 2.3 s -> 0.76 s), and most files use single spaces.
-    parts = text.str.replace_all(r"[ \t]*\t[ \t]*| {2,}", " ").str.splitn(" ", len(fields) + 1)
+    # split_exact keeps one field past the expected ones (non-null: too many fields) and drops
+    # the rest: 10M run lines 1.5 s -> 1.0 s against splitn, which keeps the remainder
+    parts = text.str.replace_all(r"[ \t]*\t[ \t]*| {2,}", " ").str.split_exact(" ", len(fields))
     lf = (
         pl.scan_lines(path, name=_LINE, row_index_name=_NO, row_index_offset=1, glob=False)
         .filter(text.str.len_bytes() > 0, ~text.str.starts_with("#"))
