@@ -226,3 +226,81 @@ def test_engines_give_identical_results(case, depth, judged_only, queries) -> No
         assert per_query.collect(engine="streaming").equals(in_memory)
         summary = preval.summarize(per_query)
         assert summary.collect(engine="streaming").equals(summary.collect())
+
+
+# The measures whose value reads only the top K ranked rows and per-query totals: requested
+# on their own, the plan ranks only each query's top K rows (evaluate._aggregate_top).
+TOP_MEASURES = [
+    m
+    for m in MEASURES
+    if preval.measures.parse(m).definition.top_only
+    and isinstance(preval.measures.parse(m).cutoff, int)
+]
+_EVALUATE = __import__("sys").modules["preval.evaluate"]
+
+
+def test_top_measures_get_the_top_k_plan() -> None:
+    # the properties below compare the two plans: they must really differ
+    assert len(TOP_MEASURES) >= 12
+    assert "top_k" in preval.plan(pl.DataFrame(schema=SCHEMA), TOP_MEASURES).status.explain()
+    assert (
+        "top_k"
+        not in preval.plan(pl.DataFrame(schema=SCHEMA), [*TOP_MEASURES, "AP"]).status.explain()
+    )
+    for options in ({"depth": 3}, {"judged_only": True}, {"convention": "lingpipe"}):
+        plan = preval.plan(pl.DataFrame(schema=SCHEMA), TOP_MEASURES, **options)
+        assert "top_k" not in plan.status.explain(), options
+    ranked = preval.plan(pl.DataFrame(schema=SCHEMA), TOP_MEASURES, presorted=True)
+    assert "top_k" not in ranked.status.explain()
+
+
+SCHEMA = {"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64}
+
+
+@SETTINGS
+@given(
+    case=cases(),
+    ties=st.sampled_from(["trec", "input", "optimistic", "pessimistic"]),
+    queries=st.sampled_from(["judged", "retrieved"]),
+    level=st.sampled_from([1, 2]),
+    version=st.sampled_from([9, 10]),
+)
+def test_top_k_plan_matches_reference(case, ties, queries, level, version) -> None:
+    run_rows, qrels = case
+    options = {"ties": ties, "queries": queries, "relevance_level": level}
+    want = reference.evaluate(
+        run_dict(run_rows), qrels, TOP_MEASURES, trec_version=version, **options
+    )
+    table = joined(run_rows, qrels)
+    got = preval.evaluate(table, TOP_MEASURES, trec_version=version, **options).collect()
+    assert got["query"].to_list() == sorted(want)
+    for row in got.iter_rows(named=True):
+        for m in TOP_MEASURES:
+            assert row[m] == pytest.approx(want[row["query"]][m], abs=1e-9), (row["query"], m)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=cases(), other=cases(), ties=st.sampled_from(["trec", "input", "optimistic"]))
+def test_top_k_plan_equals_the_full_plan(case, other, ties) -> None:
+    # bit for bit, per query, audit and summary, with two systems, in every engine
+    table = pl.concat(
+        [
+            joined(*case).with_columns(system=pl.lit("a")),
+            joined(*other).with_columns(system=pl.lit("b")),
+        ]
+    ).sort("system", "query", maintain_order=True)  # grouped, for the chunked engine
+    top = preval.plan(table, TOP_MEASURES, by="system", ties=ties)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_EVALUATE, "TOP_K_MAX", 0)
+        full = preval.plan(table, TOP_MEASURES, by="system", ties=ties)
+    assert "top_k" in top.status.explain() and "top_k" not in full.status.explain()
+    want = full.collect("in-memory")
+    for engine in ("in-memory", "streaming", "chunked"):
+        got = top.collect(engine)
+        assert got.per_query().collect().equals(want.per_query().collect()), engine
+        assert got.audit().collect().equals(want.audit().collect()), engine
+        assert (
+            preval.summarize(got.per_query())
+            .collect()
+            .equals(preval.summarize(want.per_query()).collect())
+        ), engine

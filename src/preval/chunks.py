@@ -12,7 +12,7 @@ computed by the same expressions on the same rows in the same order as in one pl
 results are identical (tested).
 
 A chunk whose rows already come in ranking order within each query (a TREC run, a pipeline
-that writes ranked lists) skips the sort, about half of a chunk's cost: one comparison of
+that writes ranked lists) skips the sort, about two thirds of a chunk's cost: one comparison of
 each row with the next tells (`Evaluation.in_rank_order`); after a first chunk that is not
 in order, later chunks are sorted without asking.
 

@@ -100,6 +100,9 @@ class Definition:
     trec: str
     doc: str
     fraction: bool = False  # the cutoff is a recall level in [0, 1], not a rank
+    # With a cutoff K the value reads only the ranked rows within K and per-query totals (R,
+    # ideal DCG): the plan may then rank only each query's top K rows (`evaluate`, top-K plan).
+    top_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,13 +158,23 @@ def measure(
     aliases: Iterable[str] = (),
     trec: str = "",
     fraction: bool = False,
+    top_only: bool = False,
 ) -> Callable[[Callable[[Ranking, Spec], pl.Expr]], Callable[[Ranking, Spec], pl.Expr]]:
     """Register a measure function in the catalogue (its docstring's first line is its help)."""
 
     def register(fn: Callable[[Ranking, Spec], pl.Expr]) -> Callable[[Ranking, Spec], pl.Expr]:
         doc = (fn.__doc__ or "").strip().splitlines()[0]
         definition = Definition(
-            name, fn, cutoff, summary, dict(params or {}), tuple(aliases), trec, doc, fraction
+            name,
+            fn,
+            cutoff,
+            summary,
+            dict(params or {}),
+            tuple(aliases),
+            trec,
+            doc,
+            fraction,
+            top_only,
         )
         CATALOGUE[name] = definition
         for alias in (name, *aliases):
@@ -184,6 +197,7 @@ def measure(
     params={"rel": REL, "norm": _norm("R", "min", "hits")},
     aliases=("map", "MAP", "mAP", "map_cut", "AveP"),
     trec="map, map_cut_K",
+    top_only=True,
 )
 def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     """Average precision: mean of P@k over the ranks k of relevant documents, divided by R.
@@ -236,6 +250,7 @@ def geometric_map(r: Ranking, s: Spec) -> pl.Expr:
     params={"rel": REL},
     aliases=("precision",),
     trec="P_K",
+    top_only=True,
 )
 def precision(r: Ranking, s: Spec) -> pl.Expr:
     """Precision at K: relevant documents among the top K, divided by K.
@@ -252,6 +267,7 @@ def precision(r: Ranking, s: Spec) -> pl.Expr:
     params={"rel": REL, "norm": _norm("R", "min")},
     aliases=("recall",),
     trec="recall_K",
+    top_only=True,
 )
 def recall(r: Ranking, s: Spec) -> pl.Expr:
     """Recall at K: relevant documents in the top K, divided by R.
@@ -271,6 +287,7 @@ def recall(r: Ranking, s: Spec) -> pl.Expr:
     params={"rel": REL},
     aliases=("MRR", "recip_rank", "reciprocal_rank"),
     trec="recip_rank",
+    top_only=True,
 )
 def reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
     """Reciprocal rank: 1 / the rank of the first relevant document (within the top K).
@@ -308,6 +325,7 @@ def r_precision(r: Ranking, s: Spec) -> pl.Expr:
     cutoff="optional",
     aliases=("ndcg_cut", "NDCG"),
     trec="ndcg, ndcg_cut_K",
+    top_only=True,
 )
 def ndcg(r: Ranking, s: Spec) -> pl.Expr:
     """Normalised discounted cumulative gain over the top K (all ranks without a cutoff).
@@ -326,6 +344,7 @@ def ndcg(r: Ranking, s: Spec) -> pl.Expr:
     params={"rel": REL},
     aliases=("success",),
     trec="success_K",
+    top_only=True,
 )
 def success(r: Ranking, s: Spec) -> pl.Expr:
     """Success at K: 1 if a relevant document is in the top K, else 0 (trec_eval success_K)."""
@@ -338,6 +357,7 @@ def success(r: Ranking, s: Spec) -> pl.Expr:
     params={"rel": REL, "beta": BETA},
     aliases=("F1", "F-measure"),
     trec="set_F (no cutoff)",
+    top_only=True,
 )
 def f_measure(r: Ranking, s: Spec) -> pl.Expr:
     """F-beta of precision and recall at K (all retrieved documents without a cutoff).
@@ -476,7 +496,9 @@ def inferred_ap(r: Ranking, s: Spec) -> pl.Expr:
     return r.safe_div(term.sum(), r.num_rel(level))
 
 
-@measure("Judged", cutoff="required", aliases=("judged",), trec="(ir_measures Judged)")
+@measure(
+    "Judged", top_only=True, cutoff="required", aliases=("judged",), trec="(ir_measures Judged)"
+)
 def judged(r: Ranking, s: Spec) -> pl.Expr:
     """Judged at K: the share of the top K that has a judgment (label ≥ 0), divided by K.
 
