@@ -63,6 +63,8 @@ SCORES = st.one_of(
     st.sampled_from([math.inf, -math.inf]),
 )
 LABELS = st.sampled_from([-1, 0, 0, 1, 2, 3])
+TIE_RULES = st.sampled_from(["trec", "input", "optimistic", "pessimistic"])
+QUERY_SETS = st.sampled_from(["judged", "retrieved"])
 
 
 @st.composite
@@ -111,10 +113,12 @@ def run_dict(run_rows):
     return run
 
 
-def compare(got: pl.DataFrame, want: dict[str, dict[str, float]]) -> None:
+def compare(
+    got: pl.DataFrame, want: dict[str, dict[str, float]], measures: list[str] = MEASURES
+) -> None:
     assert got["query"].to_list() == sorted(want)
     for row in got.iter_rows(named=True):
-        for m in MEASURES:
+        for m in measures:
             assert row[m] == pytest.approx(want[row["query"]][m], abs=1e-9), (row["query"], m)
 
 
@@ -124,8 +128,8 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(
     case=cases(),
-    ties=st.sampled_from(["trec", "input", "optimistic", "pessimistic"]),
-    queries=st.sampled_from(["judged", "retrieved"]),
+    ties=TIE_RULES,
+    queries=QUERY_SETS,
     level=st.sampled_from([1, 2]),
 )
 def test_run_and_qrels_match_reference(case, ties, queries, level) -> None:
@@ -148,8 +152,8 @@ def test_run_and_qrels_match_reference(case, ties, queries, level) -> None:
 @SETTINGS
 @given(
     case=cases(),
-    ties=st.sampled_from(["trec", "input", "optimistic", "pessimistic"]),
-    queries=st.sampled_from(["judged", "retrieved"]),
+    ties=TIE_RULES,
+    queries=QUERY_SETS,
 )
 def test_joined_table_matches_reference(case, ties, queries) -> None:
     run_rows, qrels = case
@@ -192,7 +196,7 @@ def test_systems_are_independent(case, by_order) -> None:
     depth=st.sampled_from([None, 1, 2, 4]),
     judged_only=st.booleans(),
     version=st.sampled_from([9, 10]),
-    queries=st.sampled_from(["judged", "retrieved"]),
+    queries=QUERY_SETS,
 )
 def test_depth_judged_only_and_version_match_reference(
     case, depth, judged_only, version, queries
@@ -212,7 +216,7 @@ def test_depth_judged_only_and_version_match_reference(
 
 @settings(max_examples=40, deadline=None)
 @given(case=cases(), depth=st.sampled_from([None, 2]), judged_only=st.booleans(),
-       queries=st.sampled_from(["judged", "retrieved"]))  # fmt: skip
+       queries=QUERY_SETS)  # fmt: skip
 def test_engines_give_identical_results(case, depth, judged_only, queries) -> None:
     # issue 5: in-memory and streaming execution must not differ, in either input shape
     run_rows, qrels = case
@@ -260,8 +264,8 @@ SCHEMA = {"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl
 @SETTINGS
 @given(
     case=cases(),
-    ties=st.sampled_from(["trec", "input", "optimistic", "pessimistic"]),
-    queries=st.sampled_from(["judged", "retrieved"]),
+    ties=TIE_RULES,
+    queries=QUERY_SETS,
     level=st.sampled_from([1, 2]),
     version=st.sampled_from([9, 10]),
 )
@@ -272,11 +276,8 @@ def test_top_k_plan_matches_reference(case, ties, queries, level, version) -> No
         run_dict(run_rows), qrels, TOP_MEASURES, trec_version=version, **options
     )
     table = joined(run_rows, qrels)
-    got = preval.evaluate(table, TOP_MEASURES, trec_version=version, **options).collect()
-    assert got["query"].to_list() == sorted(want)
-    for row in got.iter_rows(named=True):
-        for m in TOP_MEASURES:
-            assert row[m] == pytest.approx(want[row["query"]][m], abs=1e-9), (row["query"], m)
+    got = preval.evaluate(table, TOP_MEASURES, trec_version=version, **options)
+    compare(got.collect(), want, TOP_MEASURES)
 
 
 @settings(max_examples=60, deadline=None)
