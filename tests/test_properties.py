@@ -246,19 +246,23 @@ _EVALUATE = __import__("sys").modules["preval.evaluate"]
 def test_top_measures_get_the_top_k_plan() -> None:
     # the properties below compare the two plans: they must really differ
     assert len(TOP_MEASURES) >= 12
-    assert "top_k" in preval.plan(pl.DataFrame(schema=SCHEMA), TOP_MEASURES).status.explain()
-    assert (
-        "top_k"
-        not in preval.plan(pl.DataFrame(schema=SCHEMA), [*TOP_MEASURES, "AP"]).status.explain()
-    )
-    for options in ({"depth": 3}, {"judged_only": True}, {"convention": "lingpipe"}):
-        plan = preval.plan(pl.DataFrame(schema=SCHEMA), TOP_MEASURES, **options)
-        assert "top_k" not in plan.status.explain(), options
-    ranked = preval.plan(pl.DataFrame(schema=SCHEMA), TOP_MEASURES, presorted=True)
-    assert "top_k" not in ranked.status.explain()
+    empty = pl.DataFrame(schema=SCHEMA)
+    many = {"rows_per_query": 10 * 5}  # 10 x the largest cutoff of TOP_MEASURES (R@5)
+    assert "top_k" in preval.plan(empty, TOP_MEASURES, **many).status.explain()
+    for measures, options in (
+        (TOP_MEASURES, {}),  # no estimate of the rows per query: rank every row
+        (TOP_MEASURES, {"rows_per_query": 10 * 5 - 1}),  # too few rows per query to pay
+        ([*TOP_MEASURES, "AP"], many),
+        (TOP_MEASURES, {**many, "depth": 3}),
+        (TOP_MEASURES, {**many, "judged_only": True}),
+        (TOP_MEASURES, {**many, "convention": "lingpipe"}),
+        (TOP_MEASURES, {**many, "presorted": True}),
+    ):
+        assert "top_k" not in preval.plan(empty, measures, **options).status.explain(), options
 
 
 SCHEMA = {"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64}
+TOP = {"rows_per_query": 1e9}  # forces the top-K plan where the measures allow it
 
 
 @SETTINGS
@@ -276,8 +280,8 @@ def test_top_k_plan_matches_reference(case, ties, queries, level, version) -> No
         run_dict(run_rows), qrels, TOP_MEASURES, trec_version=version, **options
     )
     table = joined(run_rows, qrels)
-    got = preval.evaluate(table, TOP_MEASURES, trec_version=version, **options)
-    compare(got.collect(), want, TOP_MEASURES)
+    got = preval.plan(table, TOP_MEASURES, trec_version=version, **options, **TOP)
+    compare(got.per_query().collect(), want, TOP_MEASURES)
 
 
 @settings(max_examples=60, deadline=None)
@@ -290,14 +294,14 @@ def test_top_k_plan_equals_the_full_plan(case, other, ties) -> None:
             joined(*other).with_columns(system=pl.lit("b")),
         ]
     ).sort("system", "query", maintain_order=True)  # grouped, for the chunked engine
-    top = preval.plan(table, TOP_MEASURES, by="system", ties=ties)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_EVALUATE, "TOP_K_MAX", 0)
-        full = preval.plan(table, TOP_MEASURES, by="system", ties=ties)
+    top = preval.plan(table, TOP_MEASURES, by="system", ties=ties, **TOP)
+    full = preval.plan(table, TOP_MEASURES, by="system", ties=ties)
     assert "top_k" in top.status.explain() and "top_k" not in full.status.explain()
     want = full.collect("in-memory")
     for engine in ("in-memory", "streaming", "chunked"):
-        got = top.collect(engine)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_EVALUATE, "TOP_K_SHARE", 0)  # chunks of these tiny queries use it too
+            got = top.collect(engine)
         assert got.per_query().collect().equals(want.per_query().collect()), engine
         assert got.audit().collect().equals(want.audit().collect()), engine
         assert (

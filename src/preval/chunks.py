@@ -97,6 +97,9 @@ def collect_chunked(
                 first = chunk.clear()
             if qrels is not None:
                 options["qrels"] = _judgments_of(qrels, chunk, query_keys)
+            runs = chunk.select(_run_start(ev.group).sum()).item()
+            # the chunk's own rows per query: whether ranking only the top K rows pays
+            options["rows_per_query"] = chunk.height / max(runs, 1)
             plan = build_plan(chunk, **options)
             if look_for_order and plan.in_rank_order is not None:
                 # input is ranked throughout or not at all, as a rule: after the first chunk
@@ -105,7 +108,7 @@ def collect_chunked(
                 if look_for_order:
                     plan = build_plan(chunk, **{**options, "presorted": True})  # no sort
             status = plan.status.collect()
-            _check_contiguous(chunk, ev.group, status.height)
+            _check_contiguous(chunk, ev.group, runs, status.height)
             hashes.append(status.select(pl.struct(*ev.keys, QUERY).hash()).to_series())
             # every part in the first part's schema (a column all null in one chunk is typed)
             schema = schema or status.schema
@@ -161,9 +164,9 @@ def _last_group_start(frame: pl.DataFrame, group: list[str]) -> int:
     return int(frame.select(pl.arg_where(_run_start(group)).last()).item() or 0)
 
 
-def _check_contiguous(chunk: pl.DataFrame, group: list[str], groups: int) -> None:
-    """Every group of the chunk forms one run of rows (`groups` = distinct groups seen)."""
-    runs = chunk.select(_run_start(group).sum()).item()
+def _check_contiguous(chunk: pl.DataFrame, group: list[str], runs: int, groups: int) -> None:
+    """Every group of the chunk forms one run of rows (`runs` of equal keys, `groups` distinct
+    groups seen)."""
     if runs > groups:
         first_split = (
             chunk.with_row_index("__preval_i")
