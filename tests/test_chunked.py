@@ -297,3 +297,22 @@ def test_no_rank_order_shortcut_where_labels_decide_the_order() -> None:
     assert build_plan(table, ["AP"], ties="optimistic").in_rank_order is None
     assert build_plan(table, ["AP"], convention="vlfeat").in_rank_order is None
     assert build_plan(table, ["AP"], duplicates="max").in_rank_order is None
+
+
+def test_sorted_group_columns_are_flagged_only_when_sorted() -> None:
+    # a wrong sorted flag would make Polars group wrongly: it is set only after checking
+    frame = pl.DataFrame(
+        {
+            "system": ["b", "b", "a"],  # grouped, not sorted
+            "query": ["q1", "q2", "q3"],  # sorted
+            "other": ["x", "y", "z"],  # sorted, but not a group column
+            "with_null": [None, "q1", "q2"],  # sorted with nulls first: not flagged
+        }
+    )
+    flags = chunks._flag_sorted(frame, ["system", "query", "with_null"])
+    assert flags["query"].flags["SORTED_ASC"]
+    assert not flags["system"].flags["SORTED_ASC"]
+    assert not flags["other"].flags["SORTED_ASC"]
+    assert not flags["with_null"].flags["SORTED_ASC"]
+    unsorted = pl.DataFrame({"query": ["q2", "q1"]})
+    assert chunks._flag_sorted(unsorted, ["query"]) is unsorted

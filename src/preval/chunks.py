@@ -93,6 +93,7 @@ def collect_chunked(
     try:
         for chunk in _chunks(ev.source, ev.group, chunk_rows):
             rows_read += chunk.height
+            chunk = _flag_sorted(chunk, ev.group)
             if first is None:
                 first = chunk.clear()
             if qrels is not None:
@@ -151,6 +152,19 @@ def _chunks(source: pl.LazyFrame, group: list[str], chunk_rows: int) -> Iterator
         pending, size = [frame.slice(cut)], frame.height - cut
     if size:
         yield pl.concat(pending, rechunk=False)
+
+
+def _flag_sorted(chunk: pl.DataFrame, group: list[str]) -> pl.DataFrame:
+    """`chunk` with its group columns flagged as sorted where they are (ascending, no nulls).
+
+    Most inputs list their queries in order. Polars then groups by slices instead of hashing
+    the keys: a 2M-row chunk in ranking order, 100 rows per query, 0.19-0.24 s -> 0.09-0.11 s.
+    A flag is only set after checking it (~5 ms per column), so results cannot change.
+    """
+    flagged = [
+        pl.col(c).set_sorted() for c in group if chunk[c].null_count() == 0 and chunk[c].is_sorted()
+    ]
+    return chunk.with_columns(flagged) if flagged else chunk
 
 
 def _run_start(group: list[str]) -> pl.Expr:
