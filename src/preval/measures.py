@@ -212,8 +212,8 @@ def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     """
     level, k = s.level(r.default_level), s.cutoff
     # the j-th hit, at rank k_j, has precision j / k_j: summed over the hits' ranks, in rank
-    # order as trec_eval adds them (a list of the hits: 96 -> 56 ms per 2M rows than a
-    # running tp over every row)
+    # order as trec_eval adds them; reading the short list of hits instead of a running tp
+    # over every row: 96 -> 56 ms per 2M rows
     ranks = r.hit_ranks(level, k)
     total = (pl.int_range(1, ranks.len() + 1, dtype=pl.Int64) / ranks).sum()
     norm = s.param("norm")
