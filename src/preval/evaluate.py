@@ -513,17 +513,23 @@ def _aggregate(
     if ranking.convention == "vlfeat":
         rows = _sign_labels(rows, keep=pl.col(PAD))
     has_doc = DOC in rows.collect_schema()
-    order, descending = sort_keys(ties, has_doc=has_doc, trec_version=ranking.trec_version)
     group = [*keys, QUERY]
+    by, descending = _ranking_order(group, ties, has_doc, ranking)
     ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED))
     if not presorted:
-        ranked = ranked.sort(
-            [*group, *order], descending=[False] * len(group) + descending, nulls_last=True
-        )
+        ranked = ranked.sort(by, descending=descending, nulls_last=True)
     checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=True)
     return ranked.group_by(group).agg(
         *[build(s, ranking) for s in specs], *_status_exprs(ranking, judged), *checks
     )
+
+
+def _ranking_order(
+    group: list[str], ties: str, has_doc: bool, ranking: Ranking
+) -> tuple[list[pl.Expr], list[bool]]:
+    """The sort of the ranked frame: group keys ascending, then the tie rule's keys."""
+    order, descending = sort_keys(ties, has_doc=has_doc, trec_version=ranking.trec_version)
+    return [*map(pl.col, group), *order], [False] * len(group) + descending
 
 
 def _status_exprs(ranking: Ranking, judged: pl.Expr) -> list[pl.Expr]:
@@ -577,8 +583,8 @@ def _aggregate_top(
     full sort (tests/test_properties.py).
     """
     has_doc = DOC in rows.collect_schema()
-    order, descending = sort_keys(ties, has_doc=has_doc, trec_version=ranking.trec_version)
     group = [*keys, QUERY]
+    by, descending = _ranking_order(group, ties, has_doc, ranking)
     rows = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED))
     totals = _judgment_totals(top, pl.col(LABEL).is_not_null().sum())
     stats = rows.group_by(group).agg(
@@ -586,13 +592,13 @@ def _aggregate_top(
         *_status_exprs(ranking, judged),
         *validate.check_exprs(rules, has_doc=has_doc, has_pad=True),
     )
-    score = order[0]  # the score as the tie rule compares it
+    score = by[len(group)]  # the score as the tie rule compares it
     kth = score.top_k(k).min().over(group)  # nulls (not retrieved) come last in top_k
     candidates = rows.filter(pl.when(kth.is_null()).then(True).otherwise(score >= kth))
     total_names = [t.meta.output_name() for t in totals]
     ranked = candidates.join(
         stats.select(*group, *total_names), on=group, how="left", nulls_equal=True
-    ).sort([*group, *order], descending=[False] * len(group) + descending, nulls_last=True)
+    ).sort(by, descending=descending, nulls_last=True)
     values = ranked.group_by(group).agg(*[build(s, top) for s in specs])
     names = [s.name for s in specs]
     audit = [c for c in stats.collect_schema().names() if c not in (*group, *total_names)]
