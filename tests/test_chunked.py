@@ -316,3 +316,77 @@ def test_sorted_group_columns_are_flagged_only_when_sorted() -> None:
     assert not flags["with_null"].flags["SORTED_ASC"]
     unsorted = pl.DataFrame({"query": ["q2", "q1"]})
     assert chunks._flag_sorted(unsorted, ["query"]) is unsorted
+
+
+# scores where a packed key could go wrong: signed zeros (equal as floats), doubles that are
+# one float32, subnormals, infinities, float32 overflow, nulls (not retrieved)
+SCORES = st.one_of(
+    st.none(),
+    st.floats(allow_nan=False),
+    st.sampled_from([0.0, -0.0, 0.1, 0.1 + 1e-12, 1e-45, -1e-45, 1e-40, 1e39, -1e39]),
+    st.sampled_from([float("inf"), float("-inf"), 3.4e38, -3.4e38, 1.0, -1.0, 2.0]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["s1", "s2"]),
+            st.sampled_from(["q1", "q2", "q3"]),
+            SCORES,
+            st.sampled_from(["d1", "d2", "d10", "d9"]),
+        ),
+        max_size=40,
+    ),
+    trec_version=st.sampled_from([9, 10]),
+)
+def test_packed_sort_key_orders_rows_as_the_plan_sort(rows, trec_version) -> None:
+    ranking = importlib.import_module("preval.ranking")
+    group = ["_by0", ranking.QUERY]
+    schema = {"_by0": pl.String, ranking.QUERY: pl.String, ranking.SCORE: pl.Float64,
+              ranking.DOC: pl.String}  # fmt: skip
+    # each group's rows contiguous (the packed key's precondition), in no order within it
+    frame = pl.DataFrame(rows, schema=schema, orient="row").sort(group, maintain_order=True)
+    packed = ranking.packed_sort_keys(group, "trec", has_doc=True, trec_version=trec_version)
+    if trec_version == 10:  # scores compared as doubles: no room in 64 bits for the group
+        assert packed is None
+        return
+    order, descending = ranking.sort_keys("trec", has_doc=True, trec_version=trec_version)
+    plain = pl.arg_sort_by(
+        [*map(pl.col, group), *order], descending=[False, False, *descending], nulls_last=True,
+        maintain_order=True,
+    )  # fmt: skip
+    by, desc = packed
+    fast = pl.arg_sort_by(by, descending=desc, maintain_order=True)
+    got = frame.select(plain.alias("plain"), fast.alias("packed"))
+    assert got["plain"].equals(got["packed"]), frame
+
+
+def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -> None:
+    # an unsorted input goes through chunks._ranked (and gives one plan's results); ranked
+    # input and ties the key cannot express do not
+    calls = []
+    original = chunks._ranked
+    monkeypatch.setattr(chunks, "_ranked", lambda *a: calls.append(1) or original(*a))
+    shuffled = pl.read_parquet(PARQUET).sample(fraction=1, shuffle=True, seed=0)
+    table = shuffled.sort("system", "query", maintain_order=True)  # grouped, not ranked
+    for ties, version, expected in (("trec", 9, True), ("trec", 10, False), ("input", 9, False)):
+        calls.clear()
+        plan = build_plan(table, MEASURES, by="system", ties=ties, trec_version=version)
+        assert not plan.in_rank_order.collect().item()
+        assert_same(chunks.collect_chunked(plan, chunk_rows=5000), plan)
+        assert bool(calls) is expected, (ties, version)
+    calls.clear()
+    in_order = table.sort(
+        "system", "query", pl.col("score").cast(pl.Float32), "doc",
+        descending=[False, False, True, True], nulls_last=True,
+    )  # fmt: skip
+    plan = build_plan(in_order, ["AP"], by="system")
+    assert plan.in_rank_order.collect().item()
+    chunks.collect_chunked(plan, chunk_rows=5000)
+    assert not calls
+    # measures of the top 2 rows, ~40 rows per query: the top-K plan, which sorts few rows
+    plan = build_plan(table, ["P@2", "RR@2"], by="system")
+    assert_same(chunks.collect_chunked(plan, chunk_rows=5000), plan)
+    assert not calls

@@ -14,7 +14,10 @@ results are identical (tested).
 A chunk whose rows already come in ranking order within each query (a TREC run, a pipeline
 that writes ranked lists) skips the sort, about two thirds of a chunk's cost: one comparison of
 each row with the next tells (`Evaluation.in_rank_order`); after a first chunk that is not
-in order, later chunks are sorted without asking.
+in order, later chunks are sorted without asking. Those are sorted here, before the plan, by one
+packed integer key (`Evaluation.rank_permutation`, trec_eval's tie rule with 32-bit scores):
+Polars' in-memory engine sorts that key faster than the plan's (string, float, string) sort, and
+the plan then runs presorted (a 2M-row chunk, best of 11: 0.32-0.35 s -> 0.28-0.30 s).
 
 The price is a precondition: rows of one group, (by..., query), must be contiguous. It is
 checked, not assumed: inside each chunk (a group split into several runs of rows) and across
@@ -108,6 +111,9 @@ def collect_chunked(
                 look_for_order = bool(plan.in_rank_order.collect().item())
                 if look_for_order:
                     plan = build_plan(chunk, **{**options, "presorted": True})  # no sort
+            if not look_for_order and plan.rank_permutation is not None:
+                chunk = _ranked(chunk, plan.rank_permutation, ev.group)
+                plan = build_plan(chunk, **{**options, "presorted": True})
             status = plan.status.collect()
             _check_contiguous(chunk, ev.group, runs, status.height)
             hashes.append(status.select(pl.struct(*ev.keys, QUERY).hash()).to_series())
@@ -165,6 +171,19 @@ def _flag_sorted(chunk: pl.DataFrame, group: list[str]) -> pl.DataFrame:
         pl.col(c).set_sorted() for c in group if chunk[c].null_count() == 0 and chunk[c].is_sorted()
     ]
     return chunk.with_columns(flagged) if flagged else chunk
+
+
+def _ranked(chunk: pl.DataFrame, permutation: pl.LazyFrame, group: list[str]) -> pl.DataFrame:
+    """`chunk` with each group's rows in ranking order, sorted here rather than in the plan.
+
+    The permutation comes from one packed integer key (`ranking.packed_sort_keys`), sorted by
+    Polars' in-memory engine: a 2M-row chunk's sort and gather take ~0.14 s where the plan's
+    own sort (streaming engine, string and float keys) takes ~0.2 s. Rows move only within
+    their run of equal group keys, so a group column that was sorted still is.
+    """
+    order = permutation.collect(engine="in-memory").to_series()
+    flagged = [c for c in group if chunk[c].flags["SORTED_ASC"]]
+    return chunk[order].with_columns(pl.col(c).set_sorted() for c in flagged)
 
 
 def _run_start(group: list[str]) -> pl.Expr:

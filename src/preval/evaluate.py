@@ -43,6 +43,7 @@ from .ranking import (
     Ranking,
     in_order,
     nonrel_column,
+    packed_sort_keys,
     sort_keys,
 )
 
@@ -73,6 +74,11 @@ class Evaluation:
     # each query's rows are contiguous (the chunked engine checks that)? None: the question does
     # not arise (the order depends on labels joined in from qrels, or rewritten)
     in_rank_order: pl.LazyFrame | None = None
+    # the permutation that puts the input's rows in ranking order within each query (one UInt32
+    # column), under the same contiguity, from a packed key (`packed_sort_keys`) that Polars'
+    # in-memory engine sorts faster than the plan's own sort; None without such a key or when
+    # the plan does not sort every row (top-K)
+    rank_permutation: pl.LazyFrame | None = None
 
     def collect(
         self, engine: str = "in-memory", *, progress: Callable[[int], None] | None = None
@@ -411,6 +417,7 @@ def build_plan(
         "total_positives": COUNT_COLUMN if TOTAL_POS in count_columns else num_positives,
         "total_negatives": COUNT_COLUMN if TOTAL_NEG in count_columns else num_negatives,
     }  # fmt: skip
+    k = None  # ranks only each query's top K rows when set
     if qrels is None:
         ranking = Ranking("rows", relevance_level, **options)
         rules = _rules(has_doc, ranking)
@@ -450,15 +457,22 @@ def build_plan(
     queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
     status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(_EVAL))
     source = run_lf.select(list(dict.fromkeys(source_columns)))
-    in_rank_order = None
+    in_rank_order = rank_permutation = None
     # the order of the input's own rows; not with labels from qrels or rewritten (VLFeat), nor
     # after a dedupe that reorders rows
     if ties in ("trec", "input") and duplicates == "error" and conv.name != "vlfeat":
         order, descending = sort_keys(ties, has_doc=has_doc, trec_version=trec_version)
         in_rank_order = rows.select(in_order([*keys, QUERY], order, descending))
+        packed = packed_sort_keys([*keys, QUERY], ties, has_doc=has_doc, trec_version=trec_version)
+        if packed is not None and k is None:  # (a top-K plan sorts few rows: it keeps its own)
+            by, descending = packed
+            rank_permutation = rows.select(
+                pl.arg_sort_by(by, descending=descending, maintain_order=True)
+            )
     return Evaluation(
-        status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order
-    )
+        status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order,
+        rank_permutation,
+    )  # fmt: skip
 
 
 def _rules(has_doc: bool, ranking: Ranking) -> list[validate.Rule]:

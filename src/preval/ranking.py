@@ -56,6 +56,33 @@ def sort_keys(
     raise ValueError(msg)
 
 
+def packed_sort_keys(
+    group: list[str], ties: str, *, has_doc: bool, trec_version: int = 9
+) -> tuple[list[pl.Expr], list[bool]] | None:
+    """The order of the group keys then `sort_keys`, with the groups and the score packed into
+    one Int64, for rows whose groups are contiguous; None where no such packing exists.
+
+    Polars sorts one integer column several times faster than a (string, float, string) key
+    (2M rows: ~40 ms vs ~190 ms). The key is ``run * 2**33 + rank32(score)``: `run` numbers the
+    runs of equal group keys in row order (so it sorts groups exactly when each group's rows
+    are contiguous; otherwise a group's runs stay apart, which a caller must detect), and
+    ``rank32`` maps each 32-bit float to 0 .. 2**32 - 2, highest score first, equal floats to
+    equal numbers (-0.0 and 0.0 alike, as float comparison has it); a null score (not
+    retrieved) gets 2**32, last. Ties in the key are broken by the same doc id key as
+    `sort_keys`. Only ``trec`` ties with 32-bit scores (trec_eval 9): a double needs all 64 bits.
+    """
+    if ties != "trec" or trec_version >= 10:
+        return None
+    order, descending = sort_keys(ties, has_doc=has_doc, trec_version=trec_version)
+    score = order[0]  # the score as a Float32
+    magnitude = score.abs().reinterpret(dtype=pl.Int32).cast(pl.Int64)  # ordered like |score|
+    ascending = pl.when(score < 0).then(-magnitude).otherwise(magnitude)  # -0.0 -> 0
+    rank32 = pl.when(score.is_null()).then(2**32).otherwise((2**31 - 1) - ascending)
+    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
+    run = changed.fill_null(True).cum_sum().cast(pl.Int64)
+    return [run * 2**33 + rank32, *order[1:]], [False, *descending[1:]]
+
+
 def in_order(group: list[str], order: list[pl.Expr], descending: list[bool]) -> pl.Expr:
     """True when the rows of every group already follow `order` (nulls last), so that sorting
     them would move no row within its group: ranked input (a TREC run, most pipelines' output)
