@@ -75,6 +75,8 @@ def test_chunked_on_the_example_equals_one_plan() -> None:
     plan = build_plan(PARQUET, ["AP", "nDCG@10", "P@5", "RR", "NumRet"], by="system")
     assert_same(chunks.collect_chunked(plan, chunk_rows=1000), plan)
     assert_same(plan.collect("chunked"), plan)
+    for workers in (1, 3):  # chunks evaluated one at a time, or three at once
+        assert_same(chunks.collect_chunked(plan, chunk_rows=1000, workers=workers), plan)
 
 
 def test_chunked_qrels_with_unanswered_queries_and_a_query_attribute() -> None:
@@ -165,6 +167,23 @@ def test_bad_data_raises_the_same_error_in_chunks() -> None:
     with pytest.raises(preval.DuplicateError) as chunked:
         chunks.collect_chunked(plan, chunk_rows=1)
     assert str(chunked.value) == str(whole.value)
+
+
+def test_bad_data_in_two_chunks_raises_the_first_chunks_error() -> None:
+    # chunks run concurrently; the error reported is still the first bad chunk's
+    table = pl.DataFrame(
+        {
+            "query": ["q1", "q1", "q2", "q3", "q3", "q4"],
+            "doc": ["d1", "d1", "d5", "d7", "d7", "d8"],
+            "score": [1.0, 2.0, 1.0, 1.0, 2.0, 1.0],
+            "label": [1, 0, 1, 1, 0, 1],
+        }
+    )
+    plan = build_plan(table, ["AP"])
+    for workers in (1, 2, 3):
+        with pytest.raises(preval.DuplicateError, match="'d1'") as error:
+            chunks.collect_chunked(plan, chunk_rows=2, workers=workers)
+        assert "d7" not in str(error.value)
 
 
 def test_empty_input_in_chunks() -> None:

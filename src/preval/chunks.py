@@ -24,8 +24,10 @@ checked, not assumed: inside each chunk (a group split into several runs of rows
 chunks (a group whose rows come back after other groups), raising `NotGroupedError`; the
 CLI's ``--engine auto`` then falls back to Polars' streaming engine on the whole plan.
 
-Bad data raises at the first chunk that holds some, with that chunk's count and example:
-the rest of a large input is not read for nothing.
+Up to `WORKERS` (2) chunks are in flight: while one is evaluated, the next is read and then
+evaluated alongside it (threads; Polars releases the GIL), and results are spilled in input
+order. Bad data raises at the first chunk that holds some, with that chunk's count and
+example: the rest of a large input is not read for nothing.
 
 With separate qrels, the judgments are read into memory once (they are usually far smaller
 than runs) and each chunk joins only its own queries' judgments; the judged queries no chunk
@@ -38,7 +40,10 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +59,9 @@ if TYPE_CHECKING:
 # Rows per chunk. Measured at 10M and 100M rows (100 docs per query): 1M-4M rows per chunk
 # run at the same speed; 2M keeps peak memory near 1 GB at 100M rows.
 CHUNK_ROWS = 2_000_000
+# Chunks evaluated at once, each by Polars' thread pool: a lone chunk keeps ~1.5 of 2 cores
+# busy (reading, and the plan's single-threaded steps); two in flight overlap those.
+WORKERS = 2
 
 
 class NotGroupedError(InputError):
@@ -65,6 +73,7 @@ def collect_chunked(
     *,
     progress: Callable[[int], None] | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    workers: int = WORKERS,
 ) -> Evaluation:
     """`ev` with its status computed chunk by chunk (see the module docstring)."""
     from .evaluate import build_plan
@@ -93,6 +102,24 @@ def collect_chunked(
     rows_read = 0
     first: pl.DataFrame | None = None
     look_for_order = True
+    pending: deque[tuple[Future, int]] = deque()
+
+    def finish() -> None:
+        """Spill the oldest pending chunk's status (chunks finish in input order)."""
+        nonlocal schema, look_for_order
+        future, rows = pending.popleft()
+        status, in_order = future.result()
+        # input is ranked throughout or not at all, as a rule: after a chunk that is not, the
+        # check (~5% of a chunk's time) is not repeated
+        look_for_order = look_for_order and in_order
+        hashes.append(status.select(pl.struct(*ev.keys, QUERY).hash()).to_series())
+        # every part in the first part's schema (a column all null in one chunk is typed)
+        schema = schema or status.schema
+        status.cast(dict(schema)).write_parquet(spill / f"{len(hashes):06d}.parquet")
+        if progress is not None:
+            progress(rows)
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="preval-chunk")
     try:
         for chunk in _chunks(ev.source, ev.group, chunk_rows):
             rows_read += chunk.height
@@ -101,30 +128,17 @@ def collect_chunked(
                 first = chunk.clear()
             if qrels is not None:
                 options["qrels"] = _judgments_of(qrels, chunk, query_keys)
-            runs = chunk.select(_run_start(ev.group).sum()).item()
-            # the chunk's own rows per query: whether ranking only the top K rows pays
-            options["rows_per_query"] = chunk.height / max(runs, 1)
-            plan = build_plan(chunk, **options)
-            if look_for_order and plan.in_rank_order is not None:
-                # input is ranked throughout or not at all, as a rule: after the first chunk
-                # that is not, the check (~5% of a chunk's time) is not repeated
-                look_for_order = bool(plan.in_rank_order.collect().item())
-                if look_for_order:
-                    plan = build_plan(chunk, **{**options, "presorted": True})  # no sort
-            if not look_for_order and plan.rank_permutation is not None:
-                chunk = _ranked(chunk, plan.rank_permutation, ev.group)
-                plan = build_plan(chunk, **{**options, "presorted": True})
-            status = plan.status.collect()
-            _check_contiguous(chunk, ev.group, runs, status.height)
-            hashes.append(status.select(pl.struct(*ev.keys, QUERY).hash()).to_series())
-            # every part in the first part's schema (a column all null in one chunk is typed)
-            schema = schema or status.schema
-            status.cast(dict(schema)).write_parquet(spill / f"{len(hashes):06d}.parquet")
-            if progress is not None:
-                progress(rows_read)
+            work = partial(_evaluate, chunk, dict(options), ev.group, look_for_order)
+            pending.append((pool.submit(work), rows_read))
+            while len(pending) >= workers:
+                finish()
+        while pending:
+            finish()
     except BaseException:
+        pool.shutdown(cancel_futures=True)
         tmp.cleanup()
         raise
+    pool.shutdown()
     if schema is None:  # no rows at all: nothing to bound, the whole plan is empty
         tmp.cleanup()
         return dataclasses.replace(ev, status=ev.status.collect().lazy())
@@ -138,6 +152,28 @@ def collect_chunked(
         unanswered = build_plan(first, **options).status.collect()
         status = pl.concat([status, unanswered.lazy()], how="vertical_relaxed")
     return dataclasses.replace(ev, status=status, keep=tmp)
+
+
+def _evaluate(
+    chunk: pl.DataFrame, options: dict, group: list[str], look_for_order: bool
+) -> tuple[pl.DataFrame, bool]:
+    """One chunk's status, and whether its rows came in ranking order (False if not asked)."""
+    from .evaluate import build_plan
+
+    runs = chunk.select(_run_start(group).sum()).item()
+    # the chunk's own rows per query: whether ranking only the top K rows pays
+    options["rows_per_query"] = chunk.height / max(runs, 1)
+    plan = build_plan(chunk, **options)
+    in_order = False
+    if look_for_order and plan.in_rank_order is not None:
+        in_order = bool(plan.in_rank_order.collect().item())
+    if not in_order and plan.rank_permutation is not None:
+        chunk = _ranked(chunk, plan.rank_permutation, group)
+    if in_order or plan.rank_permutation is not None:
+        plan = build_plan(chunk, **{**options, "presorted": True})  # no sort in the plan
+    status = plan.status.collect()
+    _check_contiguous(chunk, group, runs, status.height)
+    return status, in_order
 
 
 def _chunks(source: pl.LazyFrame, group: list[str], chunk_rows: int) -> Iterator[pl.DataFrame]:
