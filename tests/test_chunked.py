@@ -409,3 +409,26 @@ def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -
     plan = build_plan(table, ["P@2", "RR@2"], by="system")
     assert_same(chunks.collect_chunked(plan, chunk_rows=5000), plan)
     assert not calls
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    judged=st.lists(
+        st.tuples(st.sampled_from(["q1", "q2", "q3", "q4"]), st.sampled_from(["d1", "d2", "d3"])),
+        max_size=20,
+    ),
+    asked=st.lists(st.sampled_from(["q1", "q2", "q3", "q5"]), min_size=1, max_size=6),
+)
+def test_judgments_of_a_chunk_by_binary_search(judged, asked) -> None:
+    # the binary search over sorted qrels finds exactly the semi join's rows, in qrels order
+    qrels = pl.DataFrame(
+        [(q, d, i) for i, (q, d) in enumerate(judged)],
+        schema={"query": pl.String, "doc": pl.String, "label": pl.Int64},
+        orient="row",
+    )
+    chunk = pl.DataFrame({"query": asked})
+    ordered = chunks._sorted_by(qrels, "query")
+    assert ordered["query"].flags["SORTED_ASC"]
+    want = ordered.join(chunk.unique(), on="query", how="semi", maintain_order="left")
+    assert chunks._judgments_of(ordered, chunk, ["query"]).equals(want)
+    assert ordered.equals(qrels.sort("query", "label"))  # stable: labels number the rows

@@ -94,6 +94,8 @@ def collect_chunked(
         options["qrels"] = qrels
         options["placeholders"] = False
     query_keys = [c for c in ev.group if qrels is None or c in qrels.columns]
+    if qrels is not None and len(query_keys) == 1:
+        qrels = _sorted_by(qrels, query_keys[0])
 
     tmp = tempfile.TemporaryDirectory(prefix="preval-")
     spill = Path(tmp.name)
@@ -279,9 +281,30 @@ def _not_grouped(example: dict, group: list[str]) -> None:
     raise NotGroupedError(msg)
 
 
+def _sorted_by(qrels: pl.DataFrame, key: str) -> pl.DataFrame:
+    """`qrels` sorted by `key` (stable; as read if it is already) and flagged as such."""
+    if qrels[key].null_count():  # null ids are an error the plan reports; no sorted flag
+        return qrels
+    if not qrels[key].is_sorted():
+        qrels = qrels.sort(key, maintain_order=True)
+    return qrels.with_columns(pl.col(key).set_sorted())
+
+
 def _judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """The judgments of the queries in `chunk` (ids compared as strings if dtypes differ)."""
+    """The judgments of the queries in `chunk` (ids compared as strings if dtypes differ).
+
+    With one query key and sorted qrels, each query's judgments are found by binary search, in
+    time proportional to the chunk. A semi join reads all the qrels for every chunk, a cost
+    that grows with judgments × chunks (10M judgments: 0.17 s per 2M-row chunk).
+    """
     wanted = chunk.select(keys).unique()
+    key = keys[0]
+    if len(keys) == 1 and qrels[key].flags["SORTED_ASC"] and qrels[key].dtype == wanted[key].dtype:
+        ids = qrels[key]
+        start = ids.search_sorted(wanted[key], side="left")
+        end = ids.search_sorted(wanted[key], side="right")
+        rows = pl.int_ranges(start, end, dtype=pl.get_index_type(), eager=True).explode()
+        return qrels[rows.drop_nulls().sort()]
     if any(qrels.schema[k] != wanted.schema[k] for k in keys):
         as_str = [pl.col(k).cast(pl.String).alias(f"__preval_{k}") for k in keys]
         other = [f"__preval_{k}" for k in keys]

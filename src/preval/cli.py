@@ -437,8 +437,9 @@ def _plot(args: argparse.Namespace) -> int:
 # Measured here (5 measures, 2 cores): Polars' streaming engine was never slower than in-memory
 # and used less memory (10M rows 2.94 s / 1.34 GB vs 3.25 s / 1.56 GB); the chunked engine beats
 # both on one table from 10M rows on (2.8-3.1 s / 0.86 GB; 100M rows ~25 s / 1.2 GB where one
-# plan needs ~8 GB). With separate qrels, each chunk joins its judgments, which one plan does
-# faster while it fits: 10M TREC lines took 13.1 s / 1.7 GB chunked, 9.9-11.6 s / 2.3 GB streaming.
+# plan needs ~8 GB). With separate qrels, each chunk joins its judgments; one plan does that
+# faster while it fits: 1M TREC lines 1.22-1.63 s streaming, 1.53-1.77 s chunked; 10M lines
+# about even in time (8.3-11.2 s streaming / 2.4 GB, 8.8-10.9 s chunked / 1.7 GB).
 LARGE_BYTES = 2**20  # above: not in memory
 LARGE_QRELS_BYTES = 2**30  # run + qrels above: chunked
 
