@@ -432,3 +432,35 @@ def test_judgments_of_a_chunk_by_binary_search(judged, asked) -> None:
     want = ordered.join(chunk.unique(), on="query", how="semi", maintain_order="left")
     assert chunks._judgments_of(ordered, chunk, ["query"]).equals(want)
     assert ordered.equals(qrels.sort("query", "label"))  # stable: labels number the rows
+
+
+def test_presorted_plans_divide_as_the_sorted_plan() -> None:
+    # F(beta=0.5)@3 = 1.25 * 1 / (0.25 * 2 + 3) = 1.25 / 3.5, which differs in the last bit from
+    # 1.25 * (1 / 3.5): Polars took the reciprocal in the presorted plan's groups (two systems,
+    # one row each) until ranking._safe_div made the divisor a column of the numerator's length
+    run = pl.DataFrame(
+        {"system": ["s1", "s2"], "query": ["q2", "q2"], "doc": ["d0", "d0"], "score": [0.0, 0.0]}
+    )
+    qrels = pl.DataFrame(
+        {"query": ["q1", "q2", "q2"], "doc": ["d0", "d0", "d1"], "label": [-1, 1, 1]}
+    )
+    measure = "F(beta=0.5)@3"
+    plans = [
+        build_plan(run, [measure], qrels=qrels, by="system", **options)
+        for options in ({}, {"presorted": True}, {"presorted": True, "contiguous": True})
+    ]
+    for plan in plans:
+        for engine in ("in-memory", "streaming"):
+            values = plan.per_query().collect(engine=engine)
+            assert values.filter(query="q2")[measure].to_list() == [1.25 / 3.5] * 2
+    assert_same(chunks.collect_chunked(plans[0], chunk_rows=1), plans[0])
+
+
+def test_contiguous_groups_are_taken_as_runs() -> None:
+    shuffled = pl.read_parquet(PARQUET).sample(fraction=1, shuffle=True, seed=1)
+    table = shuffled.sort("system", "query", pl.col("score").cast(pl.Float32), "doc",
+                          descending=[False, False, True, True], nulls_last=True)  # fmt: skip
+    plan = build_plan(table, MEASURES, by="system")
+    runs = build_plan(table, MEASURES, by="system", presorted=True, contiguous=True)
+    assert '"_run"' in runs.status.explain() and '"_run"' not in plan.status.explain()
+    assert_same(runs, plan)

@@ -51,7 +51,7 @@ import polars as pl
 
 from . import io
 from .errors import InputError
-from .ranking import QUERY
+from .ranking import QUERY, run_starts
 
 if TYPE_CHECKING:
     from .evaluate import Evaluation
@@ -162,7 +162,7 @@ def _evaluate(
     """One chunk's status, and whether its rows came in ranking order (False if not asked)."""
     from .evaluate import build_plan
 
-    runs = chunk.select(_run_start(group).sum()).item()
+    runs = chunk.select(run_starts(group).sum()).item()
     # the chunk's own rows per query: whether ranking only the top K rows pays
     options["rows_per_query"] = chunk.height / max(runs, 1)
     plan = build_plan(chunk, **options)
@@ -172,9 +172,13 @@ def _evaluate(
     if not in_order and plan.rank_permutation is not None:
         chunk = _ranked(chunk, plan.rank_permutation, group)
     if in_order or plan.rank_permutation is not None:
-        plan = build_plan(chunk, **{**options, "presorted": True})  # no sort in the plan
+        # no sort in the plan; and groups taken as runs of rows unless one sorted column (which
+        # Polars already slices: ~0.10 s per 2M rows, against ~0.15 s by run number)
+        sliced = len(group) == 1 and chunk[group[0]].flags["SORTED_ASC"]
+        plan = build_plan(chunk, **{**options, "presorted": True, "contiguous": not sliced})
     status = plan.status.collect()
-    _check_contiguous(chunk, group, runs, status.height)
+    groups = status.select(pl.struct(*plan.keys, QUERY).n_unique()).item()
+    _check_contiguous(chunk, group, runs, groups)
     return status, in_order
 
 
@@ -224,15 +228,9 @@ def _ranked(chunk: pl.DataFrame, permutation: pl.LazyFrame, group: list[str]) ->
     return chunk[order].with_columns(pl.col(c).set_sorted() for c in flagged)
 
 
-def _run_start(group: list[str]) -> pl.Expr:
-    """True on each row whose group keys differ from the previous row's (and the first row)."""
-    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
-    return changed.fill_null(True)
-
-
 def _last_group_start(frame: pl.DataFrame, group: list[str]) -> int:
     """Row index where the frame's last run of equal group keys starts."""
-    return int(frame.select(pl.arg_where(_run_start(group)).last()).item() or 0)
+    return int(frame.select(pl.arg_where(run_starts(group)).last()).item() or 0)
 
 
 def _check_contiguous(chunk: pl.DataFrame, group: list[str], runs: int, groups: int) -> None:
@@ -241,7 +239,7 @@ def _check_contiguous(chunk: pl.DataFrame, group: list[str], runs: int, groups: 
     if runs > groups:
         first_split = (
             chunk.with_row_index("__preval_i")
-            .with_columns(_run_start(group).cum_sum().alias("__preval_run"))
+            .with_columns(run_starts(group).cum_sum().alias("__preval_run"))
             .group_by(group)
             .agg(pl.col("__preval_run").n_unique().alias("__preval_n"), pl.col("__preval_i").min())
             .filter(pl.col("__preval_n") > 1)

@@ -36,6 +36,7 @@ from .ranking import (
     QUERY,
     RETRIEVED,
     ROW,
+    RUN,
     SCORE,
     TIES,
     TOTAL_NEG,
@@ -44,6 +45,7 @@ from .ranking import (
     in_order,
     nonrel_column,
     packed_sort_keys,
+    run_starts,
     sort_keys,
 )
 
@@ -318,6 +320,7 @@ def build_plan(
     placeholders: bool | pl.LazyFrame = True,
     presorted: bool = False,
     rows_per_query: float | None = None,
+    contiguous: bool = False,
 ) -> Evaluation:
     """The evaluation plan (see `evaluate` for the arguments).
 
@@ -327,7 +330,9 @@ def build_plan(
     missing from it (what the chunked engine does once, after every chunk).
     `presorted` promises that the rows are already in ranking order within each query (what
     `Evaluation.in_rank_order` tells when each query's rows are contiguous): the plan then skips
-    its sort. Results are the same.
+    its sort. Results are the same. With `contiguous` it also promises that each group's rows
+    are one run (the chunked engine checks that): the aggregation then groups by the run's
+    number, sorted by construction, so Polars slices the rows instead of hashing several keys.
     `rows_per_query` estimates the rows of each (by..., query) group: when every measure reads
     only the top K ranked rows and the groups average at least `TOP_K_SHARE` × K rows, the plan
     ranks only the rows that can reach each query's top K (`_aggregate_top`; the chunked engine
@@ -426,7 +431,9 @@ def build_plan(
         if k is not None and (rows_per_query is None or rows_per_query < TOP_K_SHARE * k):
             k = None
         if k is None:
-            status = _aggregate(rows, keys, specs, ranking, ties, rules, judged, presorted)
+            status = _aggregate(
+                rows, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous
+            )
         else:
             top = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
             status = _aggregate_top(rows, keys, specs, ranking, top, ties, rules, judged, k)
@@ -449,6 +456,7 @@ def build_plan(
             rules,
             placeholders,
             presorted,
+            contiguous,
         )
 
     check = validate.checker(rules, names, roles, "input", rows)
@@ -519,10 +527,13 @@ def _aggregate(
     rules: list[validate.Rule],
     judged: pl.Expr,
     presorted: bool = False,
+    *,
+    runs: bool = False,
 ) -> pl.LazyFrame:
     """Sort once, then one group_by/agg for every measure, audit and validation counter.
 
-    `presorted`: the rows are in ranking order within each group already; no sort.
+    `presorted`: the rows are in ranking order within each group already; no sort. `runs` (with
+    `presorted`): each group's rows are also contiguous; groups are taken as runs of rows.
     """
     if ranking.convention == "vlfeat":
         rows = _sign_labels(rows, keep=pl.col(PAD))
@@ -533,9 +544,15 @@ def _aggregate(
     if not presorted:
         ranked = ranked.sort(by, descending=descending, nulls_last=True)
     checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=True)
-    return ranked.group_by(group).agg(
-        *[build(s, ranking) for s in specs], *_status_exprs(ranking, judged), *checks
-    )
+    exprs = [*[build(s, ranking) for s in specs], *_status_exprs(ranking, judged), *checks]
+    if presorted and runs:
+        # Polars groups several keys by hashing even when they are sorted (a 2M-row chunk by
+        # system and query: ~0.35 s against ~0.17 s by query alone); a run number is one key,
+        # sorted by construction
+        numbered = ranked.with_columns(run_starts(group).cum_sum().set_sorted().alias(RUN))
+        keys_of_run = [pl.col(c).first() for c in group]
+        return numbered.group_by(RUN).agg(*keys_of_run, *exprs).drop(RUN)
+    return ranked.group_by(group).agg(*exprs)
 
 
 def _ranking_order(
@@ -646,6 +663,7 @@ def _with_qrels(
     rules: list[validate.Rule],
     placeholders: bool | pl.LazyFrame,
     presorted: bool,
+    contiguous: bool,
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -693,7 +711,9 @@ def _with_qrels(
         stats, on=[*qkeys, QUERY], how="left", maintain_order=keep
     )
     judged = pl.col(JUDGED_COUNT).first().is_not_null()
-    answered = _aggregate(joined, keys, specs, ranking, ties, rules, judged, presorted).cache()
+    answered = _aggregate(
+        joined, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous
+    ).cache()
     if placeholders is False:
         return answered
 

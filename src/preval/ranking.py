@@ -25,6 +25,7 @@ JUDGED_COUNT = "_njudged"  # judgments of the query, from qrels
 TOTAL_POS, TOTAL_NEG = "_totpos", "_totneg"  # per-query totals given as columns
 COUNT_COLUMN = "column"
 RETRIEVED = "_ret"
+RUN = "_run"  # number of a run of rows with equal group keys
 
 
 def sort_keys(
@@ -78,9 +79,14 @@ def packed_sort_keys(
     magnitude = score.abs().reinterpret(dtype=pl.Int32).cast(pl.Int64)  # ordered like |score|
     ascending = pl.when(score < 0).then(-magnitude).otherwise(magnitude)  # -0.0 -> 0
     rank32 = pl.when(score.is_null()).then(2**32).otherwise((2**31 - 1) - ascending)
-    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
-    run = changed.fill_null(True).cum_sum().cast(pl.Int64)
+    run = run_starts(group).cum_sum().cast(pl.Int64)
     return [run * 2**33 + rank32, *order[1:]], [False, *descending[1:]]
+
+
+def run_starts(group: list[str]) -> pl.Expr:
+    """True on each row whose group keys differ from the previous row's (and the first row)."""
+    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
+    return changed.fill_null(True)
 
 
 def in_order(group: list[str], order: list[pl.Expr], descending: list[bool]) -> pl.Expr:
@@ -115,8 +121,14 @@ def divide(num: pl.Expr, k: float) -> pl.Expr:
 
 
 def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    """num/den as Float64, 0 where den is 0 (the 'when R = 0' convention of DESIGN §4)."""
-    return pl.when(den > 0).then(num.cast(pl.Float64) / den).otherwise(0.0)
+    """num/den as Float64, 0 where den is 0 (the 'when R = 0' convention of DESIGN §4).
+
+    The divisor is written as a column of the numerator's length: where Polars evaluated a
+    group's quotient with the divisor as a scalar it multiplied by its reciprocal, one ulp off
+    (F(beta=0.5)@3 = 1.25 / 3.5 in a presorted plan with two systems; tests/test_chunked.py).
+    """
+    num = num.cast(pl.Float64)
+    return pl.when(den > 0).then(num / (num * 0 + den)).otherwise(0.0)
 
 
 @dataclass(frozen=True)
