@@ -390,12 +390,15 @@ def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -
     monkeypatch.setattr(chunks, "_ranked", lambda *a: calls.append(1) or original(*a))
     shuffled = pl.read_parquet(PARQUET).sample(fraction=1, shuffle=True, seed=0)
     table = shuffled.sort("system", "query", maintain_order=True)  # grouped, not ranked
-    for ties, version, expected in (("trec", 9, True), ("trec", 10, False), ("input", 9, False)):
+    one = table.filter(system="bm25").drop("system")
+    cases = [(one, None, "trec", 9, True), (one, None, "trec", 10, False),
+             (one, None, "input", 9, False), (table, "system", "trec", 9, False)]  # fmt: skip
+    for data, by, ties, version, expected in cases:  # (several group keys: the plan sorts)
         calls.clear()
-        plan = build_plan(table, MEASURES, by="system", ties=ties, trec_version=version)
+        plan = build_plan(data, MEASURES, by=by, ties=ties, trec_version=version)
         assert not plan.in_rank_order.collect().item()
         assert_same(chunks.collect_chunked(plan, chunk_rows=5000), plan)
-        assert bool(calls) is expected, (ties, version)
+        assert bool(calls) is expected, (by, ties, version)
     calls.clear()
     in_order = table.sort(
         "system", "query", pl.col("score").cast(pl.Float32), "doc",
