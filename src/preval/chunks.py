@@ -291,7 +291,7 @@ def _sorted_by(qrels: pl.DataFrame, key: str) -> pl.DataFrame:
         return qrels
     if not qrels[key].is_sorted():
         qrels = qrels.sort(key, maintain_order=True)
-    return qrels.with_columns(pl.col(key).set_sorted())
+    return _flag_sorted(qrels, [key])
 
 
 def _judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
