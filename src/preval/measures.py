@@ -215,7 +215,7 @@ def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     # order as trec_eval adds them; reading the short list of hits instead of a running tp
     # over every row: 96 -> 56 ms per 2M rows
     ranks = r.hit_ranks(level, k)
-    total = (pl.int_range(1, ranks.len() + 1, dtype=pl.Int64) / ranks).sum()
+    total = (ranks.cum_count() / ranks).sum()  # j / k_j: cum_count numbers the hits 1, 2, ...
     norm = s.param("norm")
     R = r.num_rel(level)
     if norm == "min" and k is not None:
@@ -295,8 +295,10 @@ def reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
     RR@K = max_{k ≤ K, rel_k} 1/k (trec_eval ``recip_rank`` without a cutoff). 0 when no
     relevant document is retrieved (within K), and so when R = 0.
     """
-    inverse = pl.when(r.rel(s.level(r.default_level))).then(1.0 / r.rank).otherwise(0.0)
-    return r.top(inverse, s.cutoff).max().fill_null(0.0)
+    # the first entry of the hits' ranks (2M rows: 23 vs 28 ms for max(1/rank) over every row;
+    # not arg_max of the flags, which Polars' streaming engine answers wrongly across morsels)
+    first = r.hit_ranks(s.level(r.default_level), s.cutoff).first()
+    return (1.0 / first).fill_null(0.0)
 
 
 @measure(
@@ -389,7 +391,7 @@ def bpref(r: Ranking, s: Spec) -> pl.Expr:
     level = s.level(r.default_level)
     R, N = r.num_rel(level), r.num_nonrel(level)
     above = (r.judged_nonrel(level) & r.retrieved).cum_sum()
-    penalty = r.safe_div(pl.min_horizontal(above, R), pl.min_horizontal(N, R))
+    penalty = r.safe_div(pl.min_horizontal(above, R), pl.min_horizontal(N, R), per_row=True)
     return r.safe_div(pl.when(r.rel(level)).then(1.0 - penalty).otherwise(0.0).sum(), R)
 
 
