@@ -380,6 +380,11 @@ def test_packed_sort_key_orders_rows_as_the_plan_sort(rows, trec_version) -> Non
     fast = pl.arg_sort_by(by, descending=desc, maintain_order=True)
     got = frame.select(plain.alias("plain"), fast.alias("packed"))
     assert got["plain"].equals(got["packed"]), frame
+    # the chunked engine's sort of the same keys: positions packed into the key's low bits
+    # (in 63 bits, always here), or one arg sort when they do not fit (in 40 bits, sometimes)
+    keys = frame.select(by[0].alias("key"), by[1].alias("tie"))
+    for limit in (63, 40):
+        assert chunks._permutation(keys, tuple(desc[1:]), limit).equals(got["plain"]), frame
 
 
 def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -> None:

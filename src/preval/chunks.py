@@ -15,10 +15,10 @@ A chunk whose rows already come in ranking order within each query (a TREC run, 
 that writes ranked lists) skips the sort, about two thirds of a chunk's cost: one comparison of
 each row with the next tells (`Evaluation.in_rank_order`); after a first chunk that is not
 in order, later chunks are sorted without asking. With the query as the only group key, those
-are sorted here, before the plan, by one packed integer key (`Evaluation.rank_permutation`,
-trec_eval's tie rule with 32-bit scores), which Polars' in-memory engine sorts faster than the
-plan's (string, float, string) sort; the plan then runs presorted (a 2M-row chunk, best of 11:
-0.32-0.35 s -> 0.28-0.30 s).
+are sorted here, before the plan, by one packed integer key (`Evaluation.rank_keys`,
+trec_eval's tie rule with 32-bit scores), which sorts faster than the plan's (string, float,
+string) sort (`_permutation`); the plan then runs presorted. A 2M-row chunk, best of 11:
+0.32-0.35 s with the plan's sort, 0.24-0.27 s (0.37-0.39 s of CPU) this way.
 
 The price is a precondition: rows of one group, (by..., query), must be contiguous. It is
 checked, not assumed: inside each chunk (a group split into several runs of rows) and across
@@ -52,7 +52,7 @@ import polars as pl
 
 from . import io
 from .errors import InputError
-from .ranking import QUERY, run_starts
+from .ranking import QUERY, RANK_BITS, run_starts
 
 if TYPE_CHECKING:
     from .evaluate import Evaluation
@@ -173,9 +173,9 @@ def _evaluate(
     # sorted here only by one group key: with several, numbering the runs and moving their
     # columns costs more than the plan's own sort (by system and query, a 2M-row chunk:
     # 0.48-0.54 s against 0.42-0.48 s)
-    presort = not in_order and plan.rank_permutation is not None and len(group) == 1
+    presort = not in_order and plan.rank_keys is not None and len(group) == 1
     if presort:
-        chunk = _ranked(chunk, plan.rank_permutation, group)
+        chunk = _ranked(chunk, plan.rank_keys, plan.rank_descending, group)
     if in_order or presort:
         # no sort in the plan; and groups taken as runs of rows unless one sorted column (which
         # Polars already slices: ~0.10 s per 2M rows, against ~0.15 s by run number)
@@ -220,18 +220,63 @@ def _flag_sorted(chunk: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     return chunk.with_columns(flagged) if flagged else chunk
 
 
-def _ranked(chunk: pl.DataFrame, permutation: pl.LazyFrame, group: list[str]) -> pl.DataFrame:
+def _ranked(
+    chunk: pl.DataFrame, keys: pl.LazyFrame, descending: tuple[bool, ...], group: list[str]
+) -> pl.DataFrame:
     """`chunk` with each group's rows in ranking order, sorted here rather than in the plan.
 
-    The permutation comes from one packed integer key (`ranking.packed_sort_keys`), sorted by
-    Polars' in-memory engine: for a 2M-row chunk the permutation takes 0.12-0.15 s and the
-    gather 0.04-0.06 s, where the plan's own sort (streaming engine, string and float keys)
-    adds ~0.2 s. Rows move only within their run of equal group keys, so a group column that
-    was sorted still is.
+    The order comes from the packed key (`ranking.packed_sort_keys`, `_permutation`). Rows move
+    only within their run of equal group keys (the key sorts by run first), so the group
+    columns are kept as they are, and stay flagged as sorted, rather than gathered (2M rows, one
+    thread: 53 -> 30 ms of CPU for the gather).
     """
-    order = permutation.collect(engine="in-memory").to_series()
-    flagged = [c for c in group if chunk[c].flags["SORTED_ASC"]]
-    return chunk[order].with_columns(pl.col(c).set_sorted() for c in flagged)
+    order = _permutation(keys.collect(engine="in-memory"), descending)
+    moved = [c for c in chunk.columns if c not in group]
+    return chunk.select(group).hstack(chunk.select(moved)[order]).select(chunk.columns)
+
+
+def _permutation(keys: pl.DataFrame, descending: tuple[bool, ...], limit: int = 63) -> pl.Series:
+    """The permutation that sorts `keys`: its first column (the packed key, ascending, runs of
+    rows numbered in its bits from `ranking.RANK_BITS` up), then the other columns (`descending`
+    as given), then row order: ``arg_sort_by(keys, maintain_order=True)``, computed faster.
+
+    Polars sorts the values of an Int64 column faster than it sorts row numbers by it (2M rows:
+    31-47 vs 69-75 ms of CPU), and an arg sort by a second, string column costs more again
+    (121-128 ms). So each row's position within its run goes into the key's low bits, the
+    values are sorted, and the positions read back; rows whose keys tie (equal 32-bit scores,
+    2.6% of the benchmark's rows) are then put in order by the other columns on their own.
+    2M rows, one thread: 121-141 -> 76-114 ms of CPU. When the positions do not fit in the
+    `limit` bits left, one arg sort does it all.
+    """
+    key = keys.columns[0]
+    index = pl.int_range(pl.len(), dtype=pl.Int64)
+    run = pl.col(key) // 2**RANK_BITS
+    start = pl.when(run.ne_missing(run.shift(1))).then(index).forward_fill()  # of the row's run
+    frame = keys.select(key, start.alias("start"), (index - start).alias("at"))
+    bits = int(frame["at"].max() or 0).bit_length()
+    largest = frame[key].max()
+    if largest is None or largest >= 2 ** (limit - bits):
+        by = pl.arg_sort_by(keys.columns, descending=[False, *descending], maintain_order=True)
+        return keys.select(by).to_series()
+    scale = 2**bits
+    values = frame.select((pl.col(key) * scale + pl.col("at")).sort(), "start")
+    # a run keeps its rows' positions, so the sorted values' runs line up with `start`
+    ordered = values.select(
+        (pl.col("start") + pl.col(key) % scale).cast(pl.get_index_type()).alias("row"),
+        (pl.col(key) // scale).alias(key),
+    )
+    same = pl.col(key).eq(pl.col(key).shift(1)) | pl.col(key).eq(pl.col(key).shift(-1))
+    tied = ordered.select(same.fill_null(False).arg_true()).to_series()
+    rows = ordered["row"]
+    if tied.is_empty():
+        return rows
+    moved = rows.gather(tied)
+    resorted = (
+        keys[moved]
+        .with_columns(moved.alias("__preval_row"))
+        .sort([*keys.columns, "__preval_row"], descending=[False, *descending, False])
+    )
+    return rows.scatter(tied, resorted["__preval_row"])
 
 
 def _last_group_start(frame: pl.DataFrame, group: list[str]) -> int:

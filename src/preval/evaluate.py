@@ -76,11 +76,13 @@ class Evaluation:
     # each query's rows are contiguous (the chunked engine checks that)? None: the question does
     # not arise (the order depends on labels joined in from qrels, or rewritten)
     in_rank_order: pl.LazyFrame | None = None
-    # the permutation that puts the input's rows in ranking order within each query (one UInt32
-    # column), under the same contiguity, from a packed key (`packed_sort_keys`) that Polars'
-    # in-memory engine sorts faster than the plan's own sort; None without such a key or when
-    # the plan does not sort every row (top-K)
-    rank_permutation: pl.LazyFrame | None = None
+    # the keys that put the input's rows in ranking order within each query, under the same
+    # contiguity: a packed Int64 key (`packed_sort_keys`), ascending, then the columns that
+    # break its ties, descending where `rank_descending` says; the chunked engine sorts them
+    # faster than the plan's own sort. None without such a key or when the plan does not sort
+    # every row (top-K)
+    rank_keys: pl.LazyFrame | None = None
+    rank_descending: tuple[bool, ...] = ()
 
     def collect(
         self, engine: str = "in-memory", *, progress: Callable[[int], None] | None = None
@@ -465,7 +467,8 @@ def build_plan(
     queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
     status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(_EVAL))
     source = run_lf.select(list(dict.fromkeys(source_columns)))
-    in_rank_order = rank_permutation = None
+    in_rank_order = rank_keys = None
+    rank_descending: tuple[bool, ...] = ()
     # the order of the input's own rows; not with labels from qrels or rewritten (VLFeat), nor
     # after a dedupe that reorders rows
     if ties in ("trec", "input") and duplicates == "error" and conv.name != "vlfeat":
@@ -473,13 +476,13 @@ def build_plan(
         in_rank_order = rows.select(in_order([*keys, QUERY], order, descending))
         packed = packed_sort_keys([*keys, QUERY], ties, has_doc=has_doc, trec_version=trec_version)
         if packed is not None and k is None:  # (a top-K plan sorts few rows: it keeps its own)
-            by, descending = packed
-            rank_permutation = rows.select(
-                pl.arg_sort_by(by, descending=descending, maintain_order=True)
+            (key, *ties), (_, *rank_descending) = packed
+            rank_keys = rows.select(
+                key.alias("_key"), *(tie.alias(f"_tie{i}") for i, tie in enumerate(ties))
             )
     return Evaluation(
         status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order,
-        rank_permutation,
+        rank_keys, tuple(rank_descending),
     )  # fmt: skip
 
 

@@ -57,6 +57,10 @@ def sort_keys(
     raise ValueError(msg)
 
 
+# bits of a packed sort key below the run number: the score's rank32 (0 .. 2**32)
+RANK_BITS = 33
+
+
 def packed_sort_keys(
     group: list[str], ties: str, *, has_doc: bool, trec_version: int = 9
 ) -> tuple[list[pl.Expr], list[bool]] | None:
@@ -81,7 +85,7 @@ def packed_sort_keys(
     ascending = pl.when(score < 0).then(-magnitude).otherwise(magnitude)  # -0.0 -> 0
     rank32 = pl.when(score.is_null()).then(2**32).otherwise((2**31 - 1) - ascending)
     run = run_starts(group).cum_sum().cast(pl.Int64)
-    return [run * 2**33 + rank32, *order[1:]], [False, *descending[1:]]
+    return [run * 2**RANK_BITS + rank32, *order[1:]], [False, *descending[1:]]
 
 
 def run_starts(group: list[str]) -> pl.Expr:
