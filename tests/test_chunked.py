@@ -419,6 +419,21 @@ def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -
     assert not calls
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(st.tuples(st.sampled_from(["s1", "s2"]), st.sampled_from(["q1", "q2", None])),
+                  min_size=1, max_size=30),
+    window=st.integers(1, 5),
+)  # fmt: skip
+def test_last_group_start_looks_back_until_the_run_starts(keys, window) -> None:
+    frame = pl.DataFrame(keys, schema={"system": pl.String, "query": pl.String}, orient="row")
+    for group in (["query"], ["system", "query"]):
+        rows = frame.select(group).rows()
+        want = max(i for i in range(len(rows)) if i == 0 or rows[i] != rows[i - 1])
+        assert chunks._last_group_start(frame, group, window) == want
+        assert chunks._last_group_start(frame, group) == want
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     judged=st.lists(

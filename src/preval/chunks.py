@@ -52,7 +52,7 @@ import polars as pl
 
 from . import io
 from .errors import InputError
-from .ranking import QUERY, RANK_BITS, run_starts
+from .ranking import QUERY, RANK_BITS, run_number, run_starts
 
 if TYPE_CHECKING:
     from .evaluate import Evaluation
@@ -279,9 +279,19 @@ def _permutation(keys: pl.DataFrame, descending: tuple[bool, ...], limit: int = 
     return rows.scatter(tied, resorted["__preval_row"])
 
 
-def _last_group_start(frame: pl.DataFrame, group: list[str]) -> int:
-    """Row index where the frame's last run of equal group keys starts."""
-    return int(frame.select(pl.arg_where(run_starts(group)).last()).item() or 0)
+def _last_group_start(frame: pl.DataFrame, group: list[str], window: int = 4096) -> int:
+    """Row index where the frame's last run of equal group keys starts.
+
+    Looked for in a window at the end of the frame, widened until the run starts inside it
+    (the whole frame at most): a chunk's last group is short, and this runs on the reading
+    thread for every chunk.
+    """
+    while True:
+        offset = max(frame.height - window, 0)
+        last = frame.slice(offset).select(pl.arg_where(run_starts(group)).last()).item()
+        if last or offset == 0:  # a start at the window's first row may be no start at all
+            return offset + int(last or 0)
+        window *= 16
 
 
 def _check_contiguous(chunk: pl.DataFrame, group: list[str], runs: int, groups: int) -> None:
@@ -290,7 +300,7 @@ def _check_contiguous(chunk: pl.DataFrame, group: list[str], runs: int, groups: 
     if runs > groups:
         first_split = (
             chunk.with_row_index("__preval_i")
-            .with_columns(run_starts(group).cum_sum().alias("__preval_run"))
+            .with_columns(run_number(group).alias("__preval_run"))
             .group_by(group)
             .agg(pl.col("__preval_run").n_unique().alias("__preval_n"), pl.col("__preval_i").min())
             .filter(pl.col("__preval_n") > 1)
