@@ -397,8 +397,8 @@ def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -
     table = shuffled.sort("system", "query", maintain_order=True)  # grouped, not ranked
     one = table.filter(system="bm25").drop("system")
     cases = [(one, None, "trec", 9, True), (one, None, "trec", 10, False),
-             (one, None, "input", 9, False), (table, "system", "trec", 9, False)]  # fmt: skip
-    for data, by, ties, version, expected in cases:  # (several group keys: the plan sorts)
+             (one, None, "input", 9, False), (table, "system", "trec", 9, True)]  # fmt: skip
+    for data, by, ties, version, expected in cases:
         calls.clear()
         plan = build_plan(data, MEASURES, by=by, ties=ties, trec_version=version)
         assert not plan.in_rank_order.collect().item()

@@ -14,11 +14,11 @@ results are identical (tested).
 A chunk whose rows already come in ranking order within each query (a TREC run, a pipeline
 that writes ranked lists) skips the sort, about two thirds of a chunk's cost: one comparison of
 each row with the next tells (`Evaluation.in_rank_order`); after a first chunk that is not
-in order, later chunks are sorted without asking. With the query as the only group key, those
-are sorted here, before the plan, by one packed integer key (`Evaluation.rank_keys`,
-trec_eval's tie rule with 32-bit scores), which sorts faster than the plan's (string, float,
-string) sort (`_permutation`); the plan then runs presorted. A 2M-row chunk, best of 11:
-0.32-0.35 s with the plan's sort, 0.24-0.27 s (0.37-0.39 s of CPU) this way.
+in order, later chunks are sorted without asking. Those are sorted here, before the plan, by
+one packed integer key (`Evaluation.rank_keys`, trec_eval's tie rule with 32-bit scores),
+which sorts faster than the plan's (string, float, string) sort (`_permutation`); the plan
+then runs presorted. A 2M-row chunk, best of 11: 0.32-0.35 s with the plan's sort, 0.24-0.27 s
+(0.37-0.39 s of CPU) this way.
 
 The price is a precondition: rows of one group, (by..., query), must be contiguous. It is
 checked, not assumed: inside each chunk (a group split into several runs of rows) and across
@@ -170,10 +170,9 @@ def _evaluate(
     in_order = False
     if look_for_order and plan.in_rank_order is not None:
         in_order = bool(plan.in_rank_order.collect().item())
-    # sorted here only by one group key: with several, numbering the runs and moving their
-    # columns costs more than the plan's own sort (by system and query, a 2M-row chunk:
-    # 0.48-0.54 s against 0.42-0.48 s)
-    presort = not in_order and plan.rank_keys is not None and len(group) == 1
+    # by system and query too (a 2M-row chunk, best of 9: 0.64-0.72 -> 0.46-0.54 s of CPU),
+    # since the group columns are no longer moved (`_ranked`)
+    presort = not in_order and plan.rank_keys is not None
     if presort:
         chunk = _ranked(chunk, plan.rank_keys, plan.rank_descending, group)
     if in_order or presort:
