@@ -476,9 +476,9 @@ def build_plan(
         in_rank_order = rows.select(in_order([*keys, QUERY], order, descending))
         packed = packed_sort_keys([*keys, QUERY], ties, has_doc=has_doc, trec_version=trec_version)
         if packed is not None and k is None:  # (a top-K plan sorts few rows: it keeps its own)
-            (key, *ties), (_, *rank_descending) = packed
+            (key, *tie_keys), (_, *rank_descending) = packed
             rank_keys = rows.select(
-                key.alias("_key"), *(tie.alias(f"_tie{i}") for i, tie in enumerate(ties))
+                key.alias("_key"), *(tie.alias(f"_tie{i}") for i, tie in enumerate(tie_keys))
             )
     return Evaluation(
         status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order,

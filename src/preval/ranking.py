@@ -150,10 +150,10 @@ def _safe_div(num: pl.Expr, den: pl.Expr, *, per_row: bool = False) -> pl.Expr:
     """num/den as Float64, 0 where den is 0 (the 'when R = 0' convention of DESIGN §4).
 
     `num` and `den` are one value per group, or with `per_row` `num` is a value per row of
-    the group. Either way the divisor is made a column of the numerator's length: where Polars
-    evaluated a group's quotient with the divisor as a scalar it multiplied by its reciprocal,
-    one ulp off (F(beta=0.5)@3 = 1.25 / 3.5 in a presorted plan with two systems;
-    tests/test_chunked.py).
+    the group. Either way the divisor is never a scalar that Polars broadcasts: it multiplied
+    by such a divisor's reciprocal, one ulp off (F(beta=0.5)@3 = 1.25 / 3.5 in a presorted plan
+    with two systems; tests/test_chunked.py). So it is a per-group value (`_per_group`), or,
+    per row, a column of the numerator's length.
     """
     num = num.cast(pl.Float64)
     den_column = num * 0 + den if per_row else _per_group(den)
