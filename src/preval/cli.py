@@ -139,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=("auto", *ENGINES),
         default="auto",
         help="execution engine: auto (default: in-memory up to 1 MB; chunked above, or "
-        "above 1 GB with qrels; streaming otherwise or when rows are not grouped by query); "
+        "above 256 MB with qrels; streaming otherwise or when rows are not grouped by query); "
         "results are identical",
     )
     ev.add_argument("-q", "--quiet", action="store_true", help="no audit counts on stderr")
@@ -205,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=("auto", *ENGINES),
         default="auto",
         help="execution engine: auto (default: in-memory up to 1 MB; chunked above, or "
-        "above 1 GB with qrels; streaming otherwise or when rows are not grouped by query); "
+        "above 256 MB with qrels; streaming otherwise or when rows are not grouped by query); "
         "results are identical",
     )
     tr.add_argument(
@@ -438,10 +438,12 @@ def _plot(args: argparse.Namespace) -> int:
 # and used less memory (10M rows 2.94 s / 1.34 GB vs 3.25 s / 1.56 GB); the chunked engine beats
 # both on one table from 10M rows on (2.8-3.1 s / 0.86 GB; 100M rows ~25 s / 1.2 GB where one
 # plan needs ~8 GB). With separate qrels, each chunk joins its judgments; one plan does that
-# faster while it fits: 1M TREC lines 1.22-1.63 s streaming, 1.53-1.77 s chunked; 10M lines
-# about even in time (8.3-11.2 s streaming / 2.4 GB, 8.8-10.9 s chunked / 1.7 GB).
+# as fast on small inputs. `preval trec`, five runs each, alternating (2026-11-23): 1M lines
+# (62 MB) 1.37-1.51 s streaming, 1.33-1.59 s chunked; 3M (187 MB) 2.34-3.48 s / 0.95 GB
+# streaming, 2.61-3.27 s / 1.06 GB chunked; 10M (624 MB) 8.24-10.13 s / 2.4 GB streaming,
+# 7.48-9.68 s / 1.6 GB chunked.
 LARGE_BYTES = 2**20  # above: not in memory
-LARGE_QRELS_BYTES = 2**30  # run + qrels above: chunked
+LARGE_QRELS_BYTES = 2**28  # run + qrels above: chunked
 
 
 def _collect(plan: Evaluation, choice: str, paths: Sequence[str | None], progress) -> Evaluation:
