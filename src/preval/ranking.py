@@ -97,9 +97,11 @@ def run_number(group: list[str]) -> pl.Expr:
     return pl.struct(*group).rle_id()
 
 
-def run_starts(group: list[str]) -> pl.Expr:
-    """True on each row whose group keys differ from the previous row's (and the first row)."""
-    changed = pl.any_horizontal(pl.col(c).ne_missing(pl.col(c).shift(1)) for c in group)
+def run_starts(group: list[str] | list[pl.Expr]) -> pl.Expr:
+    """True on each row whose group keys (columns, or expressions) differ from the previous
+    row's (and the first row)."""
+    keys = [pl.col(c) if isinstance(c, str) else c for c in group]
+    changed = pl.any_horizontal(k.ne_missing(k.shift(1)) for k in keys)
     return changed.fill_null(True)
 
 
