@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -487,3 +488,38 @@ def test_contiguous_groups_are_taken_as_runs() -> None:
     runs = build_plan(table, MEASURES, by="system", presorted=True, contiguous=True)
     assert '"_run"' in runs.status.explain() and '"_run"' not in plan.status.explain()
     assert_same(runs, plan)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    queries=st.lists(st.sampled_from(["q1", "q2", "q3"]), max_size=25).map(sorted),
+    chunk_rows=st.integers(1, 8),
+)
+def test_reading_by_range_gives_the_chunks_of_the_stream(queries, chunk_rows) -> None:
+    # a Parquet file and a frame in memory are read range by range, anything else as a stream;
+    # the chunks (whole groups, in input order, every row once) are the same either way
+    frame = pl.DataFrame({"query": queries, "row": range(len(queries))}, schema_overrides={
+        "query": pl.String, "row": pl.Int64})  # fmt: skip
+    streamed = list(chunks._chunks(frame.lazy(), ["query"], chunk_rows))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rows.parquet"
+        frame.write_parquet(path, row_group_size=3)
+        for source in (pl.scan_parquet(path), frame.lazy()):
+            by_range = list(chunks._chunks(source, ["query"], chunk_rows, by_range=True))
+            assert [c.to_dicts() for c in by_range] == [c.to_dicts() for c in streamed]
+    assert pl.concat([frame.clear(), *streamed]).equals(frame)
+    starts = [c["query"][0] for c in streamed]
+    assert len(set(starts)) == len(starts)  # a group is never split between chunks
+
+
+def test_sources_read_by_range(tmp_path: Path) -> None:
+    csv = tmp_path / "run.csv"
+    pl.read_parquet(PARQUET).write_csv(csv)
+    assert preval.io.reads_by_range(PARQUET)
+    assert preval.io.reads_by_range(str(PARQUET))
+    assert preval.io.reads_by_range(pl.read_parquet(PARQUET))
+    assert not preval.io.reads_by_range(csv)
+    assert not preval.io.reads_by_range(pl.scan_parquet(PARQUET))  # a plan: no telling
+    plan = build_plan(PARQUET, ["AP"], by="system")
+    assert plan.source_by_range
+    assert not build_plan(csv, ["AP"], by="system").source_by_range

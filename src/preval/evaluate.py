@@ -83,6 +83,9 @@ class Evaluation:
     # every row (top-K)
     rank_keys: pl.LazyFrame | None = None
     rank_descending: tuple[bool, ...] = ()
+    # the source reads a range of rows at the cost of that range (`io.reads_by_range`): the
+    # chunked engine then reads it range by range rather than as a stream
+    source_by_range: bool = False
 
     def collect(
         self, engine: str = "in-memory", *, progress: Callable[[int], None] | None = None
@@ -482,7 +485,7 @@ def build_plan(
             )
     return Evaluation(
         status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order,
-        rank_keys, tuple(rank_descending),
+        rank_keys, tuple(rank_descending), io.reads_by_range(data),
     )  # fmt: skip
 
 

@@ -59,6 +59,15 @@ def scan(
     raise InputError(msg)
 
 
+def reads_by_range(source: Source) -> bool:
+    """Whether reading a range of `source`'s rows costs only that range: a frame in memory, or
+    a Parquet file (its row groups are found from the footer). A CSV or a lazy plan would be
+    read from its start for every range."""
+    if isinstance(source, pl.DataFrame):
+        return True
+    return isinstance(source, (str, Path)) and Path(source).suffix.lower() in _PARQUET
+
+
 # --- TREC files --------------------------------------------------------------------------------
 # A run line is `qid Q0 docno rank score tag`, a qrels line `qid iter docno rel`, fields separated
 # by any run of spaces or tabs. Lines whose first non-blank character is '#' and blank lines are
