@@ -5,6 +5,7 @@
 >>> preval.summarize(per_query).collect()
 """
 
+from . import _allocator  # noqa: F401  (first: it must run before Polars loads)
 from .chunks import NotGroupedError
 from .curves import CONVENTIONS, curve
 from .errors import (
