@@ -4,18 +4,20 @@ Polars' allocator (jemalloc) hands the pages a program frees back to the system 
 (Polars sets ``dirty_decay_ms:500,muzzy_decay_ms:1000``, then appends ``_RJEM_MALLOC_CONF``), and
 the chunked engine, which frees and allocates the same sizes chunk after chunk, faults them in
 again each time (100M Parquet rows: 1.22M page faults, 3.7 s of system time). The command keeps
-freed pages for 10 s instead (0.31M page faults, 1.2 s). Alternating runs against the same code
-without it: ``preval trec`` on 10M lines 10.25-10.89 -> 9.34-10.15 s, peak memory 1.48-1.52 ->
-1.65-1.78 GB; 100M Parquet rows 17.1-18.1 -> 15.0-16.4 s, 0.71-0.74 -> 0.78-0.79 GB; 10M
-ranked rows unchanged (1.46-1.62 vs 1.49-1.63 s). A program that imports the library keeps
-Polars' settings, and a user's own ``_RJEM_MALLOC_CONF`` wins.
+freed pages for 2 s instead, about the time of a chunk or two. Measured with Polars' setting /
+2 s / 10 s: 1G Parquet rows (one run each) 157.6 s / 124.8 s / 125.6 s, peak memory 0.99 /
+1.35 / 1.88 GB; 100M rows (three runs each, alternating) 12.30-12.78 / 11.86-12.63 /
+11.17-12.06 s at 0.73-0.81 GB; ``preval trec`` on 10M lines (two each) 6.79-6.80 / 6.74-8.51 /
+6.43-6.45 s at 1.57-1.63 / 1.64 / 1.77-1.92 GB. 10 s gains little more and holds on to more
+memory the longer a run lasts. A program that imports the library keeps Polars' settings, and
+a user's own ``_RJEM_MALLOC_CONF`` wins.
 """
 
 import itertools
 import os
 import sys
 
-KEEP_FREED_PAGES = "dirty_decay_ms:10000,muzzy_decay_ms:10000"
+KEEP_FREED_PAGES = "dirty_decay_ms:2000,muzzy_decay_ms:2000"
 
 
 def is_the_command(argv: list[str], orig_argv: list[str]) -> bool:
