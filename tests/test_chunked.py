@@ -523,3 +523,34 @@ def test_sources_read_by_range(tmp_path: Path) -> None:
     plan = build_plan(PARQUET, ["AP"], by="system")
     assert plan.source_by_range
     assert not build_plan(csv, ["AP"], by="system").source_by_range
+
+
+@settings(max_examples=300, deadline=None)
+@given(total=st.integers(0, 10**9), chunk_rows=st.integers(1, 10**7), workers=st.integers(1, 4))
+def test_balanced_chunks_fill_whole_rounds(total, chunk_rows, workers) -> None:
+    size = chunks._balanced(total, chunk_rows, workers)
+    assert 1 <= size <= chunk_rows
+    count = -(-total // size)  # chunks of `size` rows
+    rounds = max(1, -(-total // (chunk_rows * workers)))  # rounds with chunks of `chunk_rows`
+    assert count <= rounds * workers  # never an extra round
+    if total and total >= rounds * workers * (rounds * workers - 1):
+        assert count == rounds * workers  # every round full (exactly so from this total on)
+
+
+def test_chunked_engine_reads_balanced_ranges(monkeypatch) -> None:
+    # 1000 rows in chunks of at most 400, two at a time: four chunks of 250 rows, two full
+    # rounds (not 400, 400, 200, whose second round leaves a worker idle)
+    asked: list[int] = []
+    ranges = chunks._ranges
+
+    def spy(source, rows):
+        asked.append(rows)
+        return ranges(source, rows)
+
+    monkeypatch.setattr(chunks, "_ranges", spy)
+    table = pl.DataFrame({"query": [f"q{i // 10:03d}" for i in range(1000)],
+                          "score": [float(i % 7) for i in range(1000)],
+                          "label": [i % 2 for i in range(1000)]})  # fmt: skip
+    plan = build_plan(table, ["AP"])
+    assert_same(chunks.collect_chunked(plan, chunk_rows=400, workers=2), plan)
+    assert asked == [250]

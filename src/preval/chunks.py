@@ -4,8 +4,9 @@ One lazy plan over the whole input sorts every row before it aggregates, and a s
 its input: at 100M rows that is gigabytes whatever the Polars engine. But a query's measures
 need only that query's rows, and most inputs arrive grouped by query (TREC runs, the output
 of a retrieval pipeline, a table written per query). This engine reads the input range by
-range where a range costs only its rows (a Parquet file, a frame in memory), else as a stream
-(Polars' ``collect_batches``), cuts it into chunks of about `CHUNK_ROWS` rows at group
+range where a range costs only its rows (a Parquet file, a frame in memory; the ranges then
+split the known row count evenly into rounds of `WORKERS` chunks, `_balanced`), else as a
+stream (Polars' ``collect_batches``), cuts it into chunks of about `CHUNK_ROWS` rows at group
 boundaries (the trailing group of a chunk is carried into the next one), evaluates each chunk
 with the very plan `build_plan` makes for the whole input, and spills each chunk's per-query
 status to a Parquet file. Memory is bounded by the chunk size, not the input size, and each
@@ -95,6 +96,8 @@ def collect_chunked(
         ).collect()
         options["qrels"] = qrels
         options["placeholders"] = False
+    if ev.source_by_range:
+        chunk_rows = _balanced(ev.source.select(pl.len()).collect().item(), chunk_rows, workers)
     query_keys = [c for c in ev.group if qrels is None or c in qrels.columns]
     if qrels is not None and len(query_keys) == 1:
         qrels = _sorted_by(qrels, query_keys[0])
@@ -210,6 +213,18 @@ def _chunks(
         pending, size = [frame.slice(cut)], frame.height - cut
     if size:
         yield pl.concat(pending, rechunk=False)
+
+
+def _balanced(total: int, chunk_rows: int, workers: int) -> int:
+    """Rows per chunk, at most `chunk_rows`, that cut `total` rows into whole rounds of
+    `workers` chunks of about the same size.
+
+    With chunks of `chunk_rows` a last round would often hold one chunk and leave a worker
+    idle (10M rows: five chunks of 2M, the fifth alone, 1.84-2.26 s / 0.70-0.72 GB; six of
+    1.67M, 1.65-1.93 s / 0.61-0.69 GB; six runs each, alternating).
+    """
+    rounds = max(1, -(-total // (chunk_rows * workers)))  # ceiling divisions
+    return max(1, -(-total // (rounds * workers)))
 
 
 def _ranges(source: pl.LazyFrame, rows: int) -> Iterator[pl.DataFrame]:
