@@ -283,7 +283,7 @@ def test_ranked_input_skips_the_sort_and_gives_the_same_results(
         plan = build_plan(data, MEASURES, qrels=q, **options)
         assert plan.in_rank_order.collect().item()  # so every chunk takes the presorted plan
         assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
-        presorted = build_plan(data, MEASURES, qrels=q, presorted=True, **options)
+        presorted = build_plan(data, MEASURES, qrels=q, _presorted=True, **options)
         assert_same(presorted, plan)
 
 
@@ -471,7 +471,7 @@ def test_presorted_plans_divide_as_the_sorted_plan() -> None:
     measure = "F(beta=0.5)@3"
     plans = [
         build_plan(run, [measure], qrels=qrels, by="system", **options)
-        for options in ({}, {"presorted": True}, {"presorted": True, "contiguous": True})
+        for options in ({}, {"_presorted": True}, {"_presorted": True, "_contiguous": True})
     ]
     for plan in plans:
         for engine in ("in-memory", "streaming"):
@@ -485,7 +485,7 @@ def test_contiguous_groups_are_taken_as_runs() -> None:
     table = shuffled.sort("system", "query", pl.col("score").cast(pl.Float32), "doc",
                           descending=[False, False, True, True], nulls_last=True)  # fmt: skip
     plan = build_plan(table, MEASURES, by="system")
-    runs = build_plan(table, MEASURES, by="system", presorted=True, contiguous=True)
+    runs = build_plan(table, MEASURES, by="system", _presorted=True, _contiguous=True)
     assert '"_run"' in runs.status.explain() and '"_run"' not in plan.status.explain()
     assert_same(runs, plan)
 
@@ -554,3 +554,11 @@ def test_chunked_engine_reads_balanced_ranges(monkeypatch) -> None:
     plan = build_plan(table, ["AP"])
     assert_same(chunks.collect_chunked(plan, chunk_rows=400, workers=2), plan)
     assert asked == [250]
+
+
+def test_the_chunked_engines_promises_are_not_public_keywords() -> None:
+    # a caller who passed presorted=True on unsorted rows would get wrong numbers silently
+    table = pl.read_parquet(PARQUET)
+    for promise in ("presorted", "contiguous"):
+        with pytest.raises(TypeError, match=promise):
+            preval.plan(table, ["AP"], **{promise: True})

@@ -256,7 +256,7 @@ def test_top_measures_get_the_top_k_plan() -> None:
         (TOP_MEASURES, {**many, "depth": 3}),
         (TOP_MEASURES, {**many, "judged_only": True}),
         (TOP_MEASURES, {**many, "convention": "lingpipe"}),
-        (TOP_MEASURES, {**many, "presorted": True}),
+        (TOP_MEASURES, {**many, "_presorted": True}),
     ):
         assert "top_k" not in preval.plan(empty, measures, **options).status.explain(), options
 

@@ -323,9 +323,9 @@ def build_plan(
     num_negatives: int | str | None = None,
     include_inf: bool = False,
     placeholders: bool | pl.LazyFrame = True,
-    presorted: bool = False,
     rows_per_query: float | None = None,
-    contiguous: bool = False,
+    _presorted: bool = False,
+    _contiguous: bool = False,
 ) -> Evaluation:
     """The evaluation plan (see `evaluate` for the arguments).
 
@@ -333,16 +333,17 @@ def build_plan(
     placeholder row each; False leaves them out (a chunk of a larger run, which cannot know);
     a LazyFrame of (keys..., query) rows answered elsewhere adds exactly the judged queries
     missing from it (what the chunked engine does once, after every chunk).
-    `presorted` promises that the rows are already in ranking order within each query (what
-    `Evaluation.in_rank_order` tells when each query's rows are contiguous): the plan then skips
-    its sort. Results are the same. With `contiguous` it also promises that each group's rows
-    are one run (the chunked engine checks that): the aggregation then groups by the run's
-    number, sorted by construction, so Polars slices the rows instead of hashing several keys.
     `rows_per_query` estimates the rows of each (by..., query) group: when every measure reads
     only the top K ranked rows and the groups average at least `TOP_K_SHARE` × K rows, the plan
     ranks only the rows that can reach each query's top K (`_aggregate_top`; the chunked engine
     passes each chunk's figure). Without it, or below that share, every row is ranked: with K
     near the rows of a query the top-K plan costs up to twice as much. Results are the same.
+    `_presorted` and `_contiguous` are the chunked engine's, not a caller's: promises that
+    nothing here checks, and wrong results if broken. `_presorted`: the rows are already in
+    ranking order within each query (what `Evaluation.in_rank_order` tells when each query's
+    rows are contiguous); the plan skips its sort. `_contiguous`: also, each group's rows are
+    one run (the chunked engine checks that); the aggregation groups by the run's number,
+    sorted by construction, so Polars slices the rows instead of hashing several keys.
     """
     plan_args = dict(locals())  # build_plan's own arguments, to rebuild the plan per chunk
     del plan_args["data"]
@@ -432,12 +433,12 @@ def build_plan(
         ranking = Ranking("rows", relevance_level, **options)
         rules = _rules(has_doc, ranking)
         judged = (pl.col(LABEL).is_not_null() & ~pl.col(PAD)).any()
-        k = None if presorted or count_columns else _top_cutoff(specs, ranking)
+        k = None if _presorted or count_columns else _top_cutoff(specs, ranking)
         if k is not None and (rows_per_query is None or rows_per_query < TOP_K_SHARE * k):
             k = None
         if k is None:
             status = _aggregate(
-                rows, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous
+                rows, keys, specs, ranking, ties, rules, judged, _presorted, runs=_contiguous
             )
         else:
             top = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
@@ -460,8 +461,8 @@ def build_plan(
             duplicates,
             rules,
             placeholders,
-            presorted,
-            contiguous,
+            _presorted,
+            _contiguous,
         )
 
     check = validate.checker(rules, names, roles, "input", rows)
