@@ -562,3 +562,38 @@ def test_the_chunked_engines_promises_are_not_public_keywords() -> None:
     for promise in ("presorted", "contiguous"):
         with pytest.raises(TypeError, match=promise):
             preval.plan(table, ["AP"], **{promise: True})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    query=st.sampled_from(["q1", None]),
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["d1", "d2", "d3", "d4", None]),
+            st.sampled_from([1.0, 2.0, 3.0, float("nan"), None]),
+            st.sampled_from([0, 1, None]),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    chunk_rows=st.integers(1, 4),
+)
+def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
+    # An error names the doc that one plan names: the first in ranking order with a NaN
+    # score, or of a query whose id is null (ranked with null doc ids last, as the plan's
+    # sort). One query, so that one plan and the chunks see the same first error (with
+    # several, the first bad chunk's error is reported).
+    table = pl.DataFrame(
+        [(query, *row) for row in rows],
+        schema={"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64},
+        orient="row",
+    )
+    plan = build_plan(table, ["AP", "P@2"])
+    try:
+        outputs(plan)
+    except preval.PrevalError as error:
+        with pytest.raises(type(error)) as chunked:
+            chunks.collect_chunked(plan, chunk_rows=chunk_rows)
+        assert str(chunked.value) == str(error)
+    else:
+        assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
