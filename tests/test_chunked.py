@@ -581,8 +581,9 @@ def test_the_chunked_engines_promises_are_not_public_keywords() -> None:
 def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
     # An error names the doc that one plan names: the first in ranking order with a NaN
     # score, or of a query whose id is null (ranked with null doc ids last, as the plan's
-    # sort). One query, so that one plan and the chunks see the same first error (with
-    # several, the first bad chunk's error is reported).
+    # sort; and ranked again with its doc ids where a chunk kept them in place, see
+    # chunks._evaluate). One query, so that one plan and the chunks see the same first
+    # error (with several, the first bad chunk's error is reported).
     table = pl.DataFrame(
         [(query, *row) for row in rows],
         schema={"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64},
@@ -597,3 +598,17 @@ def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
         assert str(chunked.value) == str(error)
     else:
         assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
+
+
+def test_no_measure_reads_doc_ids() -> None:
+    # chunks._evaluate leaves doc ids unsorted in a ranked chunk: sound only while no measure
+    # reads them (data checks do, per group and in any order)
+    from preval.measures import CATALOGUE, parse
+    from preval.ranking import DOC, Ranking
+
+    for name, definition in CATALOGUE.items():
+        cutoff = {"required": "@0.5" if definition.fraction else "@3"}.get(definition.cutoff, "")
+        spec = parse(name + cutoff)
+        columns = Ranking("columns", 1, {1: "_R0"}, {None: "_i", 3: "_i3"})
+        for ranking in (Ranking("rows", 1), columns):
+            assert DOC not in spec.definition.build(ranking, spec).meta.root_names(), name

@@ -20,7 +20,9 @@ in order, later chunks are sorted without asking. Those are sorted here, before 
 one packed integer key (`Evaluation.rank_keys`, trec_eval's tie rule with 32-bit scores),
 which sorts faster than the plan's (string, float, string) sort (`_permutation`); the plan
 then runs presorted. A 2M-row chunk, best of 11: 0.32-0.35 s with the plan's sort, 0.24-0.27 s
-(0.37-0.39 s of CPU) this way.
+(0.37-0.39 s of CPU) this way. Without qrels, doc ids are not even moved: the plan reads them
+only in data checks that do not depend on the order, and an error is worded from the chunk
+ranked in full (`_evaluate`).
 
 The price is a precondition: rows of one group, (by..., query), must be contiguous. It is
 checked, not assumed: inside each chunk (a group split into several runs of rows) and across
@@ -53,7 +55,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from . import io
-from .errors import InputError
+from .errors import InputError, PrevalError
 from .ranking import QUERY, RANK_BITS, run_number, run_starts
 
 if TYPE_CHECKING:
@@ -179,13 +181,27 @@ def _evaluate(
     # against 0.64-0.72 s)
     presort = not in_order and plan.rank_keys is not None
     if presort:
-        chunk = _ranked(chunk, plan.rank_keys, plan.rank_descending, group)
+        ranked = partial(_ranked, chunk, plan.rank_keys, plan.rank_descending)
+        # Without qrels a plan reads doc ids only per group and in any order (null count,
+        # distinct count), except in the examples of an error message: they can stay where
+        # they are (a 1.67M-row chunk: 2.84 -> 2.65 G instructions, callgrind), and the chunk
+        # is ranked in full again only to word an error as one plan does.
+        docs = options["doc"] if options.get("qrels") is None else None
+        still = [*group, docs] if docs in chunk.columns else group
+        chunk = ranked(still)
     if in_order or presort:
         # no sort in the plan; and groups taken as runs of rows unless one sorted column (which
         # Polars already slices: ~0.10 s per 2M rows, against ~0.15 s by run number)
         sliced = len(group) == 1 and chunk[group[0]].flags["SORTED_ASC"]
-        plan = build_plan(chunk, **{**options, "_presorted": True, "_contiguous": not sliced})
-    status = plan.status.collect()
+        options.update(_presorted=True, _contiguous=not sliced)
+        plan = build_plan(chunk, **options)
+    try:
+        status = plan.status.collect()
+    except PrevalError:
+        if not presort or still == group:
+            raise
+        chunk = ranked(group)
+        status = build_plan(chunk, **options).status.collect()
     groups = status.select(pl.struct(*plan.keys, QUERY).n_unique()).item()
     _check_contiguous(chunk, group, runs, groups)
     return status, in_order
@@ -258,18 +274,20 @@ def _flag_sorted(chunk: pl.DataFrame, group: list[str]) -> pl.DataFrame:
 
 
 def _ranked(
-    chunk: pl.DataFrame, keys: pl.LazyFrame, descending: tuple[bool, ...], group: list[str]
+    chunk: pl.DataFrame, keys: pl.LazyFrame, descending: tuple[bool, ...], still: list[str]
 ) -> pl.DataFrame:
-    """`chunk` with each group's rows in ranking order, sorted here rather than in the plan.
+    """`chunk` with each group's rows in ranking order, sorted here rather than in the plan,
+    except for the columns `still`, which stay as they are.
 
     The order comes from the packed key (`ranking.packed_sort_keys`, `_permutation`). Rows move
     only within their run of equal group keys (the key sorts by run first), so the group
-    columns are kept as they are, and stay flagged as sorted, rather than gathered (2M rows, one
-    thread: 53 -> 30 ms of CPU for the gather).
+    columns, which must be in `still`, keep their values and stay flagged as sorted, rather
+    than gathered (2M rows, one thread: 53 -> 30 ms of CPU for the gather). A column in
+    `still` that is not a group column keeps each value in its group, not at its rank.
     """
     order = _permutation(keys.collect(engine="in-memory"), descending)
-    moved = [c for c in chunk.columns if c not in group]
-    return chunk.select(group).hstack(chunk.select(moved)[order]).select(chunk.columns)
+    moved = [c for c in chunk.columns if c not in still]
+    return chunk.select(still).hstack(chunk.select(moved)[order]).select(chunk.columns)
 
 
 def _permutation(keys: pl.DataFrame, descending: tuple[bool, ...], limit: int = 63) -> pl.Series:
