@@ -309,3 +309,26 @@ def test_top_k_plan_equals_the_full_plan(case, other, ties) -> None:
             .collect()
             .equals(preval.summarize(want.per_query()).collect())
         ), engine
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from([True, False, None])),
+        max_size=30,
+    )
+)
+def test_count_is_the_sum_of_a_flag(rows) -> None:
+    # ranking.count replaces flag.sum() in every aggregation: same numbers, nulls as false,
+    # in one group or many, in memory and streaming
+    from preval.ranking import count
+
+    frame = pl.DataFrame(rows, schema={"q": pl.String, "flag": pl.Boolean}, orient="row").lazy()
+    for engine in ("in-memory", "streaming"):
+        got = frame.group_by("q").agg(count(pl.col("flag")).alias("n")).sort("q")
+        queries = sorted({g for g, _ in rows})
+        want = [(q, sum(f is True for g, f in rows if g == q)) for q in queries]
+        assert got.collect(engine=engine).rows() == want
+        assert frame.select(count(~pl.col("flag"))).collect(engine=engine).item() == sum(
+            f is False for _, f in rows
+        )

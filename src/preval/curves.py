@@ -28,7 +28,7 @@ import polars as pl
 
 from . import io, validate
 from .errors import InputError
-from .ranking import DOC, LABEL, PAD, ROW, SCORE, sort_keys
+from .ranking import DOC, LABEL, PAD, ROW, SCORE, count, sort_keys
 
 KINDS = ("pr", "roc")
 _ORDER, _P, _N, _TP, _FP = "_order", "_npos", "_nneg", "_tp", "_fp"
@@ -176,7 +176,7 @@ def curve(
         (positive, num_positives, _P, "positives"),
         (negative, num_negatives, _N, "negatives"),
     ):
-        found = flag.sum().cast(pl.Int64)
+        found = count(flag).cast(pl.Int64)
         if given is None:
             totals.append(found.alias(name))
             continue

@@ -42,6 +42,7 @@ from .ranking import (
     TOTAL_NEG,
     TOTAL_POS,
     Ranking,
+    count,
     in_order,
     nonrel_column,
     packed_sort_keys,
@@ -574,9 +575,9 @@ def _status_exprs(ranking: Ranking, judged: pl.Expr) -> list[pl.Expr]:
     """Per-query audit columns; none depends on the ranking order."""
     return [
         judged.alias(_JUDGED),
-        pl.col(RETRIEVED).sum().cast(pl.Int64).alias(_N_RET),  # before -M/-J: the query set
-        (~pl.col(PAD)).sum().cast(pl.Int64).alias(_N_ROWS),
-        (pl.col(RETRIEVED) & pl.col(LABEL).is_null()).sum().cast(pl.Int64).alias(_N_UNJUDGED),
+        count(pl.col(RETRIEVED)).cast(pl.Int64).alias(_N_RET),  # before -M/-J: the query set
+        count(~pl.col(PAD)).cast(pl.Int64).alias(_N_ROWS),
+        count(pl.col(RETRIEVED) & pl.col(LABEL).is_null()).cast(pl.Int64).alias(_N_UNJUDGED),
         ranking.num_rel(ranking.default_level).cast(pl.Int64).alias(_R),
     ]
 
@@ -624,7 +625,7 @@ def _aggregate_top(
     group = [*keys, QUERY]
     by, descending = _ranking_order(group, ties, has_doc, ranking)
     rows = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED))
-    totals = _judgment_totals(top, pl.col(LABEL).is_not_null().sum())
+    totals = _judgment_totals(top, count(pl.col(LABEL).is_not_null()))
     stats = rows.group_by(group).agg(
         *totals,
         *_status_exprs(ranking, judged),
@@ -648,9 +649,9 @@ def _judgment_totals(columns: Ranking, judged_count: pl.Expr) -> list[pl.Expr]:
     rows_view = Ranking("rows", columns.default_level)
     return [
         judged_count.cast(pl.Int64).alias(JUDGED_COUNT),
-        *[rows_view.judged_rel(lv).sum().alias(c) for lv, c in columns.levels.items()],
+        *[count(rows_view.judged_rel(lv)).alias(c) for lv, c in columns.levels.items()],
         *[
-            rows_view.judged_nonrel(lv).sum().alias(nonrel_column(c))
+            count(rows_view.judged_nonrel(lv)).alias(nonrel_column(c))
             for lv, c in columns.levels.items()
         ],
         *[rows_view.ideal_dcg_of_rows(k).alias(c) for k, c in columns.ideal_cutoffs.items()],

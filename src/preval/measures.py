@@ -21,7 +21,7 @@ from typing import Any, Literal
 import polars as pl
 
 from .errors import MeasureError
-from .ranking import SCORE, Ranking
+from .ranking import SCORE, Ranking, count
 
 Summary = Literal["mean", "sum", "gmean"]
 GMAP_FLOOR = 1e-5  # trec_eval's floor for gm_map: log(max(AP, 1e-5))
@@ -654,8 +654,8 @@ def _set_counts(r: Ranking, s: Spec) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr
     """(tp, fp, R, N) of the returned set."""
     level = s.level(r.default_level)
     returned = _returned(r, s)
-    tp = (returned & r.judged_rel(level)).sum()
-    return tp, returned.sum() - tp, r.num_rel(level), r.num_negatives(level)
+    tp = count(returned & r.judged_rel(level))
+    return tp, count(returned) - tp, r.num_rel(level), r.num_negatives(level)
 
 
 @measure(
@@ -748,7 +748,7 @@ def num_rel_ret(r: Ranking, s: Spec) -> pl.Expr:
 )
 def num_nonrel_judged_ret(r: Ranking, s: Spec) -> pl.Expr:
     """Number of retrieved judged non-relevant documents, 0 <= label < rel (summed)."""
-    return (r.judged_nonrel(s.level(r.default_level)) & r.retrieved).sum()
+    return count(r.judged_nonrel(s.level(r.default_level)) & r.retrieved)
 
 
 @measure("NumQ", cutoff="none", summary="sum", aliases=("num_q",), trec="num_q")

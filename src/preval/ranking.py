@@ -105,6 +105,16 @@ def run_starts(group: list[str] | list[pl.Expr]) -> pl.Expr:
     return changed.fill_null(True)
 
 
+def count(flag: pl.Expr) -> pl.Expr:
+    """The number of rows where `flag` is true (null counts as false), as ``flag.sum()``.
+
+    Polars sums a boolean by casting every value to an integer first; counting the non-null
+    values of ``when(flag).then(True)`` reads a validity mask instead (1.67M rows in 16.7k
+    groups, ten counts, one thread: 33-38 ms of CPU as sums, 12-15 ms as counts).
+    """
+    return pl.when(flag).then(True).count()
+
+
 def in_order(group: list[str], order: list[pl.Expr], descending: list[bool]) -> pl.Expr:
     """True when the rows of every group already follow `order` (nulls last), so that sorting
     them would move no row within its group: ranked input (a TREC run, most pipelines' output)
@@ -241,7 +251,7 @@ class Ranking:
 
     @property
     def num_ret(self) -> pl.Expr:
-        return self.retrieved.sum()
+        return count(self.retrieved)
 
     def judged_rel(self, level: float) -> pl.Expr:
         """Judged relevant at `level` (label >= level), retrieved or not; unjudged = False."""
@@ -274,7 +284,8 @@ class Ranking:
 
     def hits(self, level: float, k: int | pl.Expr | None) -> pl.Expr:
         """tp(min(k, n)): relevant documents in the top k (all retrieved when k is None)."""
-        return self.top(self.rel(level), k).sum()
+        rel = self.rel(level)
+        return count(rel) if k is None else self.top(rel, k).sum()
 
     def num_rel(self, level: float) -> pl.Expr:
         """R: relevant documents of the query at `level`, retrieved or not (or the given total)."""
@@ -283,7 +294,7 @@ class Ranking:
     def found_rel(self, level: float) -> pl.Expr:
         """Relevant documents of the query that the data holds (rows or qrels)."""
         if self.stats == "rows":
-            return self.judged_rel(level).sum()
+            return count(self.judged_rel(level))
         return pl.col(self.levels[level]).first().fill_null(0)
 
     def num_negatives(self, level: float) -> pl.Expr:
@@ -300,14 +311,14 @@ class Ranking:
         return pl.lit(given, dtype=pl.Int64)
 
     def found_negatives(self, level: float) -> pl.Expr:
-        retrieved_neg = (self.retrieved & ~self.judged_rel(level)).sum()
+        retrieved_neg = count(self.retrieved & ~self.judged_rel(level))
         if self.stats == "rows":
             labelled = pl.col(LABEL).is_not_null() & ~pl.col(RETRIEVED)
-            return retrieved_neg + (labelled & ~self.judged_rel(level)).sum()
+            return retrieved_neg + count(labelled & ~self.judged_rel(level))
         judged_neg = pl.col(JUDGED_COUNT).first().fill_null(0) - self.found_rel(level)
-        retrieved_judged_neg = (
+        retrieved_judged_neg = count(
             self.retrieved & pl.col(LABEL).is_not_null() & ~self.judged_rel(level)
-        ).sum()
+        )
         return retrieved_neg + judged_neg - retrieved_judged_neg
 
     def recall(self, level: float) -> pl.Expr:
@@ -322,7 +333,7 @@ class Ranking:
     def num_nonrel(self, level: float) -> pl.Expr:
         """N: judged non-relevant documents of the query at `level`, retrieved or not."""
         if self.stats == "rows":
-            return self.judged_nonrel(level).sum()
+            return count(self.judged_nonrel(level))
         return pl.col(nonrel_column(self.levels[level])).first().fill_null(0)
 
     @staticmethod

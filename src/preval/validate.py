@@ -21,7 +21,7 @@ from .errors import (
     InvalidValueError,
     MissingColumnError,
 )
-from .ranking import DOC, LABEL, PAD, SCORE
+from .ranking import DOC, LABEL, PAD, SCORE, count
 
 CHECK_PREFIX = "_chk_"
 _EXAMPLE_DOC = f"{CHECK_PREFIX}doc"
@@ -88,7 +88,7 @@ def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> li
         rules.append(
             Rule(
                 "nan_score",
-                nan.sum(),
+                count(nan),
                 pl.col(DOC).filter(nan).first() if has_doc else None,
                 InvalidValueError,
                 "column {score!r} is NaN in {n} rows (rule: scores must be numbers; use null for a "
@@ -99,7 +99,7 @@ def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> li
     rules.append(
         Rule(
             "nan_label",
-            nan_label.sum(),
+            count(nan_label),
             pl.col(DOC).filter(nan_label).first() if has_doc else None,
             InvalidValueError,
             "column {label!r} is NaN in {n} rows (rule: labels must be numbers; use null for an "
@@ -111,7 +111,7 @@ def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> li
         rules.append(
             Rule(
                 "null_label",
-                null_label.sum(),
+                count(null_label),
                 pl.col(DOC).filter(null_label).first(),
                 InvalidValueError,
                 "column {label!r} is null in {n} rows (rule: every qrels row is a judgment)",
@@ -123,7 +123,7 @@ def row_checks(*, has_doc: bool, has_score: bool, label_may_be_null: bool) -> li
         rules.append(
             Rule(
                 "null_doc",
-                null_doc.sum(),
+                count(null_doc),
                 None,
                 InvalidValueError,
                 "column {doc!r} is null in {n} rows (rule: doc ids must not be null)",
@@ -176,7 +176,7 @@ def check_exprs(rules: Sequence[Rule], *, has_doc: bool, has_pad: bool) -> list[
 
     Placeholder rows (`has_pad`) are not input rows: they are neither counted nor examples.
     """
-    rows = (~pl.col(PAD)).sum() if has_pad else pl.len()
+    rows = count(~pl.col(PAD)) if has_pad else pl.len()
     exprs = [rows.cast(pl.Int64).alias(f"{CHECK_PREFIX}rows")]
     if has_doc:
         docs = pl.col(DOC).filter(~pl.col(PAD)) if has_pad else pl.col(DOC)
