@@ -418,12 +418,18 @@ def _judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> 
     time proportional to the chunk. A semi join reads all the qrels for every chunk, a cost
     that grows with judgments × chunks (10M judgments: 0.17 s per 2M-row chunk).
     """
-    wanted = chunk.select(keys).unique()
+    # one row per run of equal keys first (the chunk's groups are runs): far fewer to hash
+    wanted = chunk.filter(run_starts(keys)).select(keys).unique()
     key = keys[0]
     if len(keys) == 1 and qrels[key].flags["SORTED_ASC"] and qrels[key].dtype == wanted[key].dtype:
         ids = qrels[key]
         start = ids.search_sorted(wanted[key], side="left")
         end = ids.search_sorted(wanted[key], side="right")
+        first, count = start.min(), (end - start).sum()
+        if first is not None and end.max() - first == count:
+            # the judgments are one range of the qrels (run and qrels list the same queries in
+            # the same order): a slice, not a gather of every row (2M judgments: ~0.17 s)
+            return qrels.slice(first, count)
         rows = pl.int_ranges(start, end, dtype=pl.get_index_type(), eager=True).explode()
         return qrels[rows.drop_nulls().sort()]
     if any(qrels.schema[k] != wanted.schema[k] for k in keys):
