@@ -33,6 +33,7 @@ from .ranking import (
     JUDGED_COUNT,
     LABEL,
     PAD,
+    POSITION,
     QUERY,
     RETRIEVED,
     ROW,
@@ -552,6 +553,7 @@ def _aggregate(
     ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED))
     if not presorted:
         ranked = ranked.sort(by, descending=descending, nulls_last=True)
+    ranked = ranked.with_row_index(POSITION)
     checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=True)
     exprs = [*[build(s, ranking) for s in specs], *_status_exprs(ranking, judged), *checks]
     if presorted and runs:
@@ -636,9 +638,11 @@ def _aggregate_top(
     kth = score.top_k(k).min().over(group)  # nulls (not retrieved) come last in top_k
     candidates = rows.filter(pl.when(kth.is_null()).then(True).otherwise(score >= kth))
     total_names = [t.meta.output_name() for t in totals]
-    ranked = candidates.join(
-        stats.select(*group, *total_names), on=group, how="left", nulls_equal=True
-    ).sort(by, descending=descending, nulls_last=True)
+    ranked = (
+        candidates.join(stats.select(*group, *total_names), on=group, how="left", nulls_equal=True)
+        .sort(by, descending=descending, nulls_last=True)
+        .with_row_index(POSITION)
+    )
     values = ranked.group_by(group).agg(*[build(s, top) for s in specs])
     names = [s.name for s in specs]
     audit = [c for c in stats.collect_schema().names() if c not in (*group, *total_names)]
