@@ -287,7 +287,8 @@ def _ranked(
     """
     order = _permutation(keys.collect(engine="in-memory"), descending)
     moved = [c for c in chunk.columns if c not in still]
-    return chunk.select(still).hstack(chunk.select(moved)[order]).select(chunk.columns)
+    # indexing by names, not `select`, which takes 5 ms per 2M rows to put columns in order
+    return chunk.select(still).hstack(chunk.select(moved)[order])[chunk.columns]
 
 
 def _permutation(keys: pl.DataFrame, descending: tuple[bool, ...], limit: int = 63) -> pl.Series:
@@ -308,7 +309,8 @@ def _permutation(keys: pl.DataFrame, descending: tuple[bool, ...], limit: int = 
     index = pl.int_range(pl.len(), dtype=pl.Int64)
     run = pl.col(key) // 2**RANK_BITS
     start = pl.when(run_starts([run])).then(index).forward_fill()  # of the row's run
-    frame = keys.select(key, start.alias("start"), (index - start).alias("at"))
+    # in two steps: an eager select computes a repeated expression twice (12 vs 28 ms)
+    frame = keys.select(key, start.alias("start")).with_columns(at=index - pl.col("start"))
     bits = int(frame["at"].max() or 0).bit_length()
     largest = frame[key].max()
     if largest is None or largest >= 2 ** (limit - bits):
@@ -320,7 +322,11 @@ def _permutation(keys: pl.DataFrame, descending: tuple[bool, ...], limit: int = 
     values = frame.select((pl.col(key) * scale + pl.col("at")).sort(), "start")
     # a run keeps its rows' positions, so the sorted values' runs line up with `start`
     ordered = values.select(
-        (pl.col("start") + pl.col(key) % scale).cast(pl.get_index_type()).alias("row"),
+        # keys are never negative: a mask reads the low bits (0.6 ms against 3.1 for `%`); row
+        # numbers fit the index type: wrapping skips a range check per value (2.6 -> 0.7 ms)
+        (pl.col("start") + (pl.col(key) & (scale - 1)))
+        .cast(pl.get_index_type(), wrap_numerical=True)
+        .alias("row"),
         (pl.col(key) // scale).alias(key),
     )
     same = pl.col(key).eq(pl.col(key).shift(1)) | pl.col(key).eq(pl.col(key).shift(-1))
