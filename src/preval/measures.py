@@ -213,9 +213,11 @@ def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     level, k = s.level(r.default_level), s.cutoff
     # the j-th hit, at rank k_j, has precision j / k_j: summed over the hits' ranks, in rank
     # order as trec_eval adds them; reading the short list of hits instead of a running tp
-    # over every row: 96 -> 56 ms per 2M rows
+    # over every row: 96 -> 56 ms per 2M rows. j counts 1, 2, ... up to the number of hits,
+    # not the list's `cum_count`, which builds the list a second time (Polars does not share
+    # subexpressions in an aggregation): 1.67M rows in 16.7k groups, 39 -> 30 ms
     ranks = r.hit_ranks(level, k)
-    total = (ranks.cum_count() / ranks).sum()  # j / k_j: cum_count numbers the hits 1, 2, ...
+    total = (pl.int_range(1, r.hits(level, k) + 1, dtype=pl.Int64) / ranks).sum()
     norm = s.param("norm")
     R = r.num_rel(level)
     if norm == "min" and k is not None:
