@@ -210,7 +210,13 @@ def _evaluate(
 def _chunks(
     source: pl.LazyFrame, group: list[str], chunk_rows: int, *, by_range: bool = False
 ) -> Iterator[pl.DataFrame]:
-    """The input as frames of about `chunk_rows` rows that end at a group boundary."""
+    """The input as frames of about `chunk_rows` rows that end at a group boundary.
+
+    Each frame is one contiguous chunk of memory per column: Polars copies a column in pieces
+    into one for most per-group aggregations, in every expression that reads it (a 1.67M-row
+    chunk read in four pieces, one thread: 7 ms to copy once, 1.77 -> 1.61 G instructions
+    for its evaluation, callgrind).
+    """
     pending: list[pl.DataFrame] = []
     size = 0
     for batch in (
@@ -225,10 +231,10 @@ def _chunks(
         if cut == 0:  # one group fills the chunk: keep reading until it ends
             pending = [frame]
             continue
-        yield frame.slice(0, cut)
+        yield frame.slice(0, cut).rechunk()
         pending, size = [frame.slice(cut)], frame.height - cut
     if size:
-        yield pl.concat(pending, rechunk=False)
+        yield pl.concat(pending).rechunk()
 
 
 def _balanced(total: int, chunk_rows: int, workers: int) -> int:
