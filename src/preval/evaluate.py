@@ -553,7 +553,9 @@ def _aggregate(
     ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED))
     if not presorted:
         ranked = ranked.sort(by, descending=descending, nulls_last=True)
-    ranked = ranked.with_row_index(POSITION)
+    levels = {s.level(ranking.default_level) for s in specs} | {ranking.default_level}
+    flags, ranking = ranking.flagged(levels)
+    ranked = ranked.with_row_index(POSITION).with_columns(flags)
     checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=True)
     exprs = [*[build(s, ranking) for s in specs], *_status_exprs(ranking, judged), *checks]
     if presorted and runs:

@@ -12,7 +12,7 @@ difference of row numbers (`Ranking.first_hit`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import polars as pl
@@ -204,6 +204,20 @@ class Ranking:
     # num_positives / num_negatives: a number, or COUNT_COLUMN (a per-query column)
     total_positives: int | str | None = None
     total_negatives: int | str | None = None
+    # relevance level -> a column of the frame holding `judged_rel` at that level (`flagged`)
+    rel_flags: dict[float, str] = field(default_factory=dict)
+
+    def flagged(self, levels: set[float]) -> tuple[list[pl.Expr], Ranking]:
+        """Columns that hold `judged_rel` at each of `levels`, computed once per row before the
+        aggregation, and a Ranking that reads them.
+
+        Polars does not share subexpressions inside ``group_by().agg``: each measure, count and
+        cutoff compared the labels again (AP, RR, Rprec, P@5, P@10 and R read
+        ``label >= level`` nine times per row; a 1.67M-row chunk: 1.61 -> 1.56 G instructions).
+        """
+        names = {level: f"_rel{i}" for i, level in enumerate(sorted(levels))}
+        exprs = [self.judged_rel(level).alias(name) for level, name in names.items()]
+        return exprs, replace(self, rel_flags=names)
 
     @property
     def position(self) -> pl.Expr:
@@ -273,6 +287,8 @@ class Ranking:
 
     def judged_rel(self, level: float) -> pl.Expr:
         """Judged relevant at `level` (label >= level), retrieved or not; unjudged = False."""
+        if level in self.rel_flags:
+            return pl.col(self.rel_flags[level])
         return (pl.col(LABEL) >= level).fill_null(False)
 
     def judged_nonrel(self, level: float) -> pl.Expr:
