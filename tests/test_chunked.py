@@ -137,6 +137,27 @@ def test_rows_not_grouped_within_a_chunk() -> None:
     assert isinstance(info.value, preval.InputError)
 
 
+def test_rows_not_grouped_within_a_chunk_raise_at_that_chunk() -> None:
+    # q1's rows are split inside the first chunk: the error comes before the rest is read (the
+    # check across chunks would see it too, but only at the end; then `--engine auto` falls
+    # back to the streaming engine after a useless pass)
+    split = pl.DataFrame({"query": ["q1", "q1", "q2", "q1"], "doc": ["d1", "d3", "d1", "d2"],
+                          "score": [1.0, 3.0, 1.0, 2.0], "label": [1, 0, 0, 1]})  # fmt: skip
+    rest = pl.DataFrame({"query": [f"r{i // 3:03d}" for i in range(300)],
+                         "doc": [f"d{i}" for i in range(300)],
+                         "score": [float(i % 7) for i in range(300)],
+                         "label": [i % 2 for i in range(300)]})  # fmt: skip
+    for order in ("unranked", "ranked"):
+        table = pl.concat([split, rest])
+        if order == "ranked":
+            table = table.with_columns(score=-pl.int_range(pl.len()).cast(pl.Float64))
+        plan = build_plan(table, ["AP"])
+        read: list[int] = []
+        with pytest.raises(chunks.NotGroupedError, match=r"query='q1'"):
+            chunks.collect_chunked(plan, chunk_rows=7, progress=read.append)
+        assert not read, order  # not even the first chunk's status was kept
+
+
 def test_rows_not_grouped_across_chunks() -> None:
     # q1 comes back after q2, in another chunk: only the cross-chunk check can see it
     table = pl.DataFrame(
@@ -507,11 +528,38 @@ def test_reading_by_range_gives_the_chunks_of_the_stream(queries, chunk_rows) ->
         for source in (pl.scan_parquet(path), frame.lazy()):
             by_range = list(chunks._chunks(source, ["query"], chunk_rows, by_range=True))
             assert [c.to_dicts() for c in by_range] == [c.to_dicts() for c in streamed]
-            # row groups of 3 rows and a group carried over: still one piece per column
-            assert all(c[name].n_chunks() == 1 for c in by_range for name in c.columns)
     assert pl.concat([frame.clear(), *streamed]).equals(frame)
     starts = [c["query"][0] for c in streamed]
     assert len(set(starts)) == len(starts)  # a group is never split between chunks
+
+
+@pytest.mark.parametrize("order", ["unranked", "ranked", "no packed key"])
+def test_chunks_are_evaluated_in_one_piece_per_column(monkeypatch, tmp_path, order) -> None:
+    # Row groups of 700 rows and chunks of 2000: every chunk is read in pieces, and Polars would
+    # copy a column in pieces into one in each per-group aggregation; the plan gets one piece
+    table = pl.read_parquet(PARQUET)
+    if order == "ranked":
+        table = table.sort("system", "query", pl.col("score").cast(pl.Float32), "doc",
+                           descending=[False, False, True, True], nulls_last=True)  # fmt: skip
+    path = tmp_path / "rows.parquet"
+    table.write_parquet(path, row_group_size=700)
+    options = {"by": "system", "ties": "input" if order == "no packed key" else None}
+    plan = build_plan(path, MEASURES, **options)
+    evaluated: list[pl.DataFrame] = []
+
+    def spy(data, *args, **kwargs):
+        # the plan whose status is collected: presorted, or told the chunk's rows per query
+        if kwargs.get("_presorted") or kwargs.get("rows_per_query") is not None:
+            evaluated.append(data)
+        return build_plan(data, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.import_module("preval.evaluate"), "build_plan", spy)
+    assert_same(chunks.collect_chunked(plan, chunk_rows=2000, workers=1), plan)
+    assert len(evaluated) >= table.height // 4000
+    assert [c[n].n_chunks() for c in evaluated for n in c.columns] == [1] * 5 * len(evaluated)
+    pieces = [c[n].n_chunks() for c in chunks._chunks(plan.source, plan.group, 2000, by_range=True)
+              for n in c.columns]  # fmt: skip
+    assert max(pieces) > 1  # the case this test is about
 
 
 def test_sources_read_by_range(tmp_path: Path) -> None:

@@ -204,6 +204,21 @@ def test_nan_label(shape: str, table: str) -> None:
     assert_example(msg, [("q1", "d2")])
 
 
+def test_nan_rules_only_for_float_columns() -> None:
+    # an integer column cannot hold NaN: its rule would cost every row a test for nothing
+    ints = joined().with_columns(pl.col("label").cast(pl.Int64))
+    floats = ints.with_columns(pl.col("label").cast(pl.Float64))
+    plans = {
+        name: preval.evaluate(table, ["AP"]).explain()
+        for name, table in (("ints", ints), ("floats", floats))
+    }
+    assert "_chk_nan_label" not in plans["ints"]
+    assert "_chk_nan_label" in plans["floats"]
+    assert "_chk_nan_score" in plans["ints"]  # the score is a float
+    no_nan_score = preval.evaluate(ints.with_columns(pl.col("score").cast(pl.Int64)), ["AP"])
+    assert "_chk_nan_score" not in no_nan_score.explain()
+
+
 NULL_ID_CASES = [
     pytest.param("joined", "joined", id="joined"),
     pytest.param("run+qrels", "run", id="run"),

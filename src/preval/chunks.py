@@ -166,13 +166,24 @@ def collect_chunked(
 def _evaluate(
     chunk: pl.DataFrame, options: dict, group: list[str], look_for_order: bool
 ) -> tuple[pl.DataFrame, bool]:
-    """One chunk's status, and whether its rows came in ranking order (False if not asked)."""
+    """One chunk's status, and whether its rows came in ranking order (False if not asked).
+
+    The chunk arrives in pieces (row groups, the group carried over from the last chunk); it is
+    put together here, on a worker thread, first. Polars copies a column in pieces into one in
+    every per-group aggregation that reads it, and gathers from pieces slowly (a 1.67M-row
+    chunk in three or four pieces, one thread: 7 ms to copy once; evaluation 1.77 -> 1.61 G
+    instructions, and 1.64 G if only the columns that are not gathered are copied).
+    """
     from .evaluate import build_plan
 
-    runs = chunk.select(run_starts(group).sum()).item()
-    # the chunk's own rows per query: whether ranking only the top K rows pays
-    options["rows_per_query"] = chunk.height / max(runs, 1)
+    chunk = chunk.rechunk()
     plan = build_plan(chunk, **options)
+    runs = None
+    if plan.top_k is not None:
+        # the chunk's own rows per query: whether ranking only the top K rows pays
+        runs = chunk.select(run_starts(group).sum()).item()
+        options["rows_per_query"] = chunk.height / max(runs, 1)
+        plan = build_plan(chunk, **options)
     in_order = False
     if look_for_order and plan.in_rank_order is not None:
         in_order = bool(plan.in_rank_order.collect().item())
@@ -181,42 +192,44 @@ def _evaluate(
     # against 0.64-0.72 s)
     presort = not in_order and plan.rank_keys is not None
     if presort:
-        ranked = partial(_ranked, chunk, plan.rank_keys, plan.rank_descending)
+        keys = plan.rank_keys.collect(engine="in-memory")
+        order = _permutation(keys, plan.rank_descending)
+        # the key numbers the runs from 0 in its high bits: no second pass over the group keys
+        runs = int(keys[keys.columns[0]].max()) // 2**RANK_BITS + 1
         # Without qrels a plan reads doc ids only per group and in any order (null count,
         # distinct count), except in the examples of an error message: they can stay where
         # they are (a 1.67M-row chunk: 2.84 -> 2.65 G instructions, callgrind), and the chunk
         # is ranked in full again only to word an error as one plan does.
         docs = options["doc"] if options.get("qrels") is None else None
         still = [*group, docs] if docs in chunk.columns else group
-        chunk = ranked(still)
+        ranked = _ranked(chunk, order, still)
+    else:
+        ranked = chunk
+        if runs is None:
+            runs = ranked.select(run_starts(group).sum()).item()
     if in_order or presort:
         # no sort in the plan; and groups taken as runs of rows unless one sorted column (which
         # Polars already slices: ~0.10 s per 2M rows, against ~0.15 s by run number)
-        sliced = len(group) == 1 and chunk[group[0]].flags["SORTED_ASC"]
+        sliced = len(group) == 1 and ranked[group[0]].flags["SORTED_ASC"]
         options.update(_presorted=True, _contiguous=not sliced)
-        plan = build_plan(chunk, **options)
+    plan = build_plan(ranked, **options)
     try:
         status = plan.status.collect()
     except PrevalError:
         if not presort or still == group:
             raise
-        chunk = ranked(group)
-        status = build_plan(chunk, **options).status.collect()
+        ranked = _ranked(chunk, order, group)
+        status = build_plan(ranked, **options).status.collect()
     groups = status.select(pl.struct(*plan.keys, QUERY).n_unique()).item()
-    _check_contiguous(chunk, group, runs, groups)
+    _check_contiguous(ranked, group, runs, groups)
     return status, in_order
 
 
 def _chunks(
     source: pl.LazyFrame, group: list[str], chunk_rows: int, *, by_range: bool = False
 ) -> Iterator[pl.DataFrame]:
-    """The input as frames of about `chunk_rows` rows that end at a group boundary.
-
-    Each frame is one contiguous chunk of memory per column: Polars copies a column in pieces
-    into one for most per-group aggregations, in every expression that reads it (a 1.67M-row
-    chunk read in four pieces, one thread: 7 ms to copy once, 1.77 -> 1.61 G instructions
-    for its evaluation, callgrind).
-    """
+    """The input as frames of about `chunk_rows` rows that end at a group boundary (in pieces:
+    `_evaluate` puts each together on its worker thread)."""
     pending: list[pl.DataFrame] = []
     size = 0
     for batch in (
@@ -231,10 +244,10 @@ def _chunks(
         if cut == 0:  # one group fills the chunk: keep reading until it ends
             pending = [frame]
             continue
-        yield frame.slice(0, cut).rechunk()
+        yield frame.slice(0, cut)
         pending, size = [frame.slice(cut)], frame.height - cut
     if size:
-        yield pl.concat(pending).rechunk()
+        yield pl.concat(pending, rechunk=False)
 
 
 def _balanced(total: int, chunk_rows: int, workers: int) -> int:
@@ -279,22 +292,19 @@ def _flag_sorted(chunk: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     return chunk.with_columns(flagged) if flagged else chunk
 
 
-def _ranked(
-    chunk: pl.DataFrame, keys: pl.LazyFrame, descending: tuple[bool, ...], still: list[str]
-) -> pl.DataFrame:
-    """`chunk` with each group's rows in ranking order, sorted here rather than in the plan,
-    except for the columns `still`, which stay as they are.
+def _ranked(chunk: pl.DataFrame, order: pl.Series, still: list[str]) -> pl.DataFrame:
+    """`chunk` with each group's rows in ranking order (`order`, from `_permutation`), except
+    for the columns `still`, which stay as they are.
 
-    The order comes from the packed key (`ranking.packed_sort_keys`, `_permutation`). Rows move
-    only within their run of equal group keys (the key sorts by run first), so the group
-    columns, which must be in `still`, keep their values and stay flagged as sorted, rather
-    than gathered (2M rows, one thread: 53 -> 30 ms of CPU for the gather). A column in
-    `still` that is not a group column keeps each value in its group, not at its rank.
+    Rows move only within their run of equal group keys (the packed key sorts by run first),
+    so the group columns, which must be in `still`, keep their values and stay flagged as
+    sorted, rather than gathered (2M rows, one thread: 53 -> 30 ms of CPU for the gather). A
+    column in `still` that is not a group column keeps each value in its group, not at its
+    rank.
     """
-    order = _permutation(keys.collect(engine="in-memory"), descending)
     moved = [c for c in chunk.columns if c not in still]
     # indexing by names, not `select`, which takes 5 ms per 2M rows to put columns in order
-    return chunk.select(still).hstack(chunk.select(moved)[order])[chunk.columns]
+    return chunk[still].hstack(chunk[moved][order])[chunk.columns]
 
 
 def _permutation(keys: pl.DataFrame, descending: tuple[bool, ...], limit: int = 63) -> pl.Series:

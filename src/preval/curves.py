@@ -170,7 +170,9 @@ def curve(
     group = [*keys, _ONE]
     # pooled queries (query=None) legitimately repeat doc ids: no duplicate rule then
     per_query = has_doc and query is not None
-    rules = validate.row_checks(has_doc=per_query, has_score=True, label_may_be_null=True)
+    rules = validate.row_checks(
+        has_doc=per_query, has_score=True, label_may_be_null=True, has_pad=True
+    )
     totals = []
     for flag, given, name, what in (
         (positive, num_positives, _P, "positives"),

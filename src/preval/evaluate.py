@@ -89,6 +89,9 @@ class Evaluation:
     # the source reads a range of rows at the cost of that range (`io.reads_by_range`): the
     # chunked engine then reads it range by range rather than as a stream
     source_by_range: bool = False
+    # K when the measures read only each query's top K rows: the plan then ranks only those if
+    # the queries have enough rows (`rows_per_query`), and the chunked engine counts them
+    top_k: int | None = None
 
     def collect(
         self, engine: str = "in-memory", *, progress: Callable[[int], None] | None = None
@@ -431,27 +434,32 @@ def build_plan(
         "total_positives": COUNT_COLUMN if TOTAL_POS in count_columns else num_positives,
         "total_negatives": COUNT_COLUMN if TOTAL_NEG in count_columns else num_negatives,
     }  # fmt: skip
-    k = None  # ranks only each query's top K rows when set
+    k = top_k = None  # ranks only each query's top K rows when set
+    float_score = run_schema[score].is_float()
     if qrels is None:
         ranking = Ranking("rows", relevance_level, **options)
-        rules = _rules(has_doc, ranking)
-        judged = (pl.col(LABEL).is_not_null() & ~pl.col(PAD)).any()
-        k = None if _presorted or count_columns else _top_cutoff(specs, ranking)
+        # no placeholder rows without qrels: PAD is false throughout
+        floats = {"float_score": float_score, "float_label": run_schema[label].is_float()}
+        rules = _rules(has_doc, ranking, has_pad=False, **floats)
+        judged = pl.col(LABEL).is_not_null().any()
+        k = top_k = None if _presorted or count_columns else _top_cutoff(specs, ranking)
         if k is not None and (rows_per_query is None or rows_per_query < TOP_K_SHARE * k):
             k = None
         if k is None:
             status = _aggregate(
-                rows, keys, specs, ranking, ties, rules, judged, _presorted, runs=_contiguous
-            )
+                rows, keys, specs, ranking, ties, rules, judged, _presorted, runs=_contiguous,
+                pads=False,
+            )  # fmt: skip
         else:
             top = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
             status = _aggregate_top(rows, keys, specs, ranking, top, ties, rules, judged, k)
     else:
         ranking = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
-        rules = _rules(has_doc, ranking)
         qrels_lf = io.scan(
             qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
         )
+        # labels come from the qrels (checked there); unjudged rows get null, never NaN
+        rules = _rules(has_doc, ranking, has_pad=True, float_score=float_score, float_label=False)
         status = _with_qrels(
             rows,
             qrels_lf,
@@ -489,13 +497,16 @@ def build_plan(
             )
     return Evaluation(
         status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order,
-        rank_keys, tuple(rank_descending), io.reads_by_range(data),
+        rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
     )  # fmt: skip
 
 
-def _rules(has_doc: bool, ranking: Ranking) -> list[validate.Rule]:
-    """The data rules of an evaluation: the input's, and given totals that the data exceeds."""
-    rules = validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True)
+def _rules(has_doc: bool, ranking: Ranking, **kinds: bool) -> list[validate.Rule]:
+    """The data rules of an evaluation: the input's, and given totals that the data exceeds.
+
+    `kinds`: `validate.row_checks`' `has_pad`, `float_score` and `float_label`.
+    """
+    rules = validate.row_checks(has_doc=has_doc, has_score=True, label_may_be_null=True, **kinds)
     level = ranking.default_level
     for given, total, found, what in (
         (ranking.total_positives, ranking.num_rel(level), ranking.found_rel(level), "positives"),
@@ -539,11 +550,14 @@ def _aggregate(
     presorted: bool = False,
     *,
     runs: bool = False,
+    pads: bool = True,
 ) -> pl.LazyFrame:
     """Sort once, then one group_by/agg for every measure, audit and validation counter.
 
     `presorted`: the rows are in ranking order within each group already; no sort. `runs` (with
     `presorted`): each group's rows are also contiguous; groups are taken as runs of rows.
+    `pads`: the rows may hold placeholders (qrels' judged queries a system did not answer);
+    if not, the audit counts rows without asking which are real.
     """
     if ranking.convention == "vlfeat":
         rows = _sign_labels(rows, keep=pl.col(PAD))
@@ -556,8 +570,9 @@ def _aggregate(
     levels = {s.level(ranking.default_level) for s in specs} | {ranking.default_level}
     flags, ranking = ranking.flagged(levels)
     ranked = ranked.with_row_index(POSITION).with_columns(flags)
-    checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=True)
-    exprs = [*[build(s, ranking) for s in specs], *_status_exprs(ranking, judged), *checks]
+    checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=pads)
+    status = _status_exprs(ranking, judged, pads=pads)
+    exprs = [*[build(s, ranking) for s in specs], *status, *checks]
     if presorted and runs:
         # Polars groups several keys by hashing even when they are sorted (a presorted 2M-row
         # chunk by system and query: 0.28-0.29 s, by run number 0.16-0.20 s); a run number is
@@ -576,12 +591,12 @@ def _ranking_order(
     return [*map(pl.col, group), *order], [False] * len(group) + descending
 
 
-def _status_exprs(ranking: Ranking, judged: pl.Expr) -> list[pl.Expr]:
-    """Per-query audit columns; none depends on the ranking order."""
+def _status_exprs(ranking: Ranking, judged: pl.Expr, *, pads: bool) -> list[pl.Expr]:
+    """Per-query audit columns; none depends on the ranking order. `pads`: see `_aggregate`."""
     return [
         judged.alias(_JUDGED),
         count(pl.col(RETRIEVED)).cast(pl.Int64).alias(_N_RET),  # before -M/-J: the query set
-        count(~pl.col(PAD)).cast(pl.Int64).alias(_N_ROWS),
+        (count(~pl.col(PAD)) if pads else pl.len()).cast(pl.Int64).alias(_N_ROWS),
         count(pl.col(RETRIEVED) & pl.col(LABEL).is_null()).cast(pl.Int64).alias(_N_UNJUDGED),
         ranking.num_rel(ranking.default_level).cast(pl.Int64).alias(_R),
     ]
@@ -633,8 +648,8 @@ def _aggregate_top(
     totals = _judgment_totals(top, count(pl.col(LABEL).is_not_null()))
     stats = rows.group_by(group).agg(
         *totals,
-        *_status_exprs(ranking, judged),
-        *validate.check_exprs(rules, has_doc=has_doc, has_pad=True),
+        *_status_exprs(ranking, judged, pads=False),  # without qrels only
+        *validate.check_exprs(rules, has_doc=has_doc, has_pad=False),
     )
     score = by[len(group)]  # the score as the tie rule compares it
     kth = score.top_k(k).min().over(group)  # nulls (not retrieved) come last in top_k
@@ -707,7 +722,13 @@ def _with_qrels(
     judgments = judgments.cache()
 
     # Per-query judgment statistics, with the same expressions a joined table uses on its rows.
-    q_rules = validate.row_checks(has_doc=True, has_score=False, label_may_be_null=False)
+    q_rules = validate.row_checks(
+        has_doc=True,
+        has_score=False,
+        label_may_be_null=False,
+        has_pad=False,
+        float_label=q_schema[label].is_float(),
+    )
     stats = judgments.group_by([*qkeys, QUERY]).agg(
         *_judgment_totals(ranking, pl.len()),
         *validate.check_exprs(q_rules, has_doc=True, has_pad=False),
@@ -732,8 +753,8 @@ def _with_qrels(
     if presorted:
         joined = joined.sort(_ORDER).drop(_ORDER)
     judged = pl.col(JUDGED_COUNT).first().is_not_null()
-    answered = _aggregate(
-        joined, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous
+    answered = _aggregate(  # the run's rows: no placeholder among them
+        joined, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous, pads=False
     ).cache()
     if placeholders is False:
         return answered
