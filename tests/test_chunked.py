@@ -556,7 +556,7 @@ def test_chunks_are_evaluated_in_one_piece_per_column(monkeypatch, tmp_path, ord
     monkeypatch.setattr(importlib.import_module("preval.evaluate"), "build_plan", spy)
     assert_same(chunks.collect_chunked(plan, chunk_rows=2000, workers=1), plan)
     assert len(evaluated) >= table.height // 4000
-    assert [c[n].n_chunks() for c in evaluated for n in c.columns] == [1] * 5 * len(evaluated)
+    assert {c[n].n_chunks() for c in evaluated for n in c.columns} == {1}
     pieces = [c[n].n_chunks() for c in chunks._chunks(plan.source, plan.group, 2000, by_range=True)
               for n in c.columns]  # fmt: skip
     assert max(pieces) > 1  # the case this test is about

@@ -332,6 +332,7 @@ def build_plan(
     rows_per_query: float | None = None,
     _presorted: bool = False,
     _contiguous: bool = False,
+    _runs: str | None = None,
 ) -> Evaluation:
     """The evaluation plan (see `evaluate` for the arguments).
 
@@ -350,6 +351,8 @@ def build_plan(
     rows are contiguous); the plan skips its sort. `_contiguous`: also, each group's rows are
     one run (the chunked engine checks that); the aggregation groups by the run's number,
     sorted by construction, so Polars slices the rows instead of hashing several keys.
+    `_runs`: with `_contiguous`, a column of `data` that already holds each row's run number
+    (0, 1, 2... in row order), which the plan then does not compute from the keys again.
     """
     plan_args = dict(locals())  # build_plan's own arguments, to rebuild the plan per chunk
     del plan_args["data"]
@@ -417,6 +420,7 @@ def build_plan(
         pl.col(score).cast(pl.Float64).alias(SCORE),
         *([pl.col(label).cast(pl.Float64).alias(LABEL)] if qrels is None else []),
         *[pl.col(c).cast(pl.Int64).alias(k) for k, c in count_columns.items()],
+        *([pl.col(_runs).alias(RUN)] if _runs is not None else []),
     )
     if ties != "trec":  # the input order is a tie-breaker; it must be taken before any join
         rows = rows.with_row_index(ROW)
@@ -561,7 +565,8 @@ def _aggregate(
     """
     if ranking.convention == "vlfeat":
         rows = _sign_labels(rows, keep=pl.col(PAD))
-    has_doc = DOC in rows.collect_schema()
+    columns = rows.collect_schema()
+    has_doc = DOC in columns
     group = [*keys, QUERY]
     by, descending = _ranking_order(group, ties, has_doc, ranking)
     ranked = rows.with_columns(pl.col(SCORE).is_not_null().alias(RETRIEVED))
@@ -576,8 +581,9 @@ def _aggregate(
     if presorted and runs:
         # Polars groups several keys by hashing even when they are sorted (a presorted 2M-row
         # chunk by system and query: 0.28-0.29 s, by run number 0.16-0.20 s); a run number is
-        # one key, sorted by construction
-        numbered = ranked.with_columns(run_number(group).set_sorted().alias(RUN))
+        # one key, sorted by construction (given as a column, or numbered here)
+        run = pl.col(RUN) if RUN in columns else run_number(group)
+        numbered = ranked.with_columns(run.set_sorted().alias(RUN))
         keys_of_run = [pl.col(c).first() for c in group]
         return numbered.group_by(RUN).agg(*keys_of_run, *exprs).drop(RUN)
     return ranked.group_by(group).agg(*exprs)
