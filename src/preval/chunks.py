@@ -193,11 +193,15 @@ def _evaluate(
     # plan's sort by system and query as well (2M-row chunk, best of 9: 0.46-0.54 s of CPU
     # against 0.64-0.72 s)
     presort = not in_order and plan.rank_keys is not None
+    # Groups taken as runs of rows, unless one sorted column, which Polars already slices
+    # (~0.10 s per 2M rows, against ~0.15 s by run number; at 100M rows, by run number from the
+    # packed key: 1.02-1.06 GB at peak against 0.86-0.89 GB)
+    sliced = len(group) == 1 and chunk[group[0]].flags["SORTED_ASC"]
     if presort:
         keys = plan.rank_keys.collect(engine="in-memory")
-        # the key numbers the runs 0, 1, 2... in its high bits: the plan groups rows by that
-        # number rather than by comparing each row's group keys with the last row's again
-        # (one sorted string column: 46 M instructions per 1.67M rows, callgrind)
+        # the key numbers the runs 0, 1, 2... in its high bits: where the plan groups rows by
+        # run, it takes that number rather than comparing each row's group keys with the last
+        # row's again (a string column: ~50 M instructions per 1.67M rows, callgrind)
         run_ids = _run_ids(keys)
         runs = int(run_ids[-1]) + 1
         order = _permutation(keys, plan.rank_descending, run_ids=run_ids)
@@ -207,19 +211,20 @@ def _evaluate(
         # is ranked in full again only to word an error as one plan does.
         docs = options["doc"] if options.get("qrels") is None else None
         still = [*group, docs] if docs in chunk.columns else group
-        # rows move only within their run: the numbers stay in place
-        ranked = _ranked(chunk, order, still).with_columns(run_ids.alias(RUN_COLUMN))
+
+        def rank(still: list[str]) -> pl.DataFrame:
+            ranked = _ranked(chunk, order, still)
+            # rows move only within their run: the numbers stay in place
+            return ranked if sliced else ranked.with_columns(run_ids.alias(RUN_COLUMN))
+
+        ranked = rank(still)
+        if not sliced:
+            options["_runs"] = RUN_COLUMN
     else:
         ranked = chunk
         if runs is None:
             runs = ranked.select(run_starts(group).sum()).item()
-    # no sort in the plan; and groups taken as runs of rows: numbered by the key, or else
-    # numbered by the plan unless one sorted column (which Polars already slices: ~0.10 s per
-    # 2M rows, against ~0.15 s when the plan numbers them)
-    if presort:
-        options.update(_presorted=True, _contiguous=True, _runs=RUN_COLUMN)
-    elif in_order:
-        sliced = len(group) == 1 and ranked[group[0]].flags["SORTED_ASC"]
+    if in_order or presort:  # no sort in the plan
         options.update(_presorted=True, _contiguous=not sliced)
     plan = build_plan(ranked, **options)
     try:
@@ -227,7 +232,7 @@ def _evaluate(
     except PrevalError:
         if not presort or still == group:
             raise
-        ranked = _ranked(chunk, order, group).with_columns(run_ids.alias(RUN_COLUMN))
+        ranked = rank(group)
         status = build_plan(ranked, **options).status.collect()
     groups = status.select(pl.struct(*plan.keys, QUERY).n_unique()).item()
     _check_contiguous(ranked, group, runs, groups)
