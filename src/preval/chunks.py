@@ -139,7 +139,11 @@ def collect_chunked(
                 first = chunk.clear()
             if qrels is not None:
                 options["qrels"] = _judgments_of(qrels, chunk, query_keys)
-            work = partial(_evaluate, chunk, dict(options), ev.group, look_for_order)
+            # handed over in a box the worker empties: the chunk's pieces are freed as soon as
+            # they are put together (the work item would hold them to the end)
+            box = [chunk]
+            del chunk
+            work = partial(_evaluate, box, dict(options), ev.group, look_for_order)
             pending.append((pool.submit(work), rows_read))
             while len(pending) >= workers:
                 finish()
@@ -166,9 +170,10 @@ def collect_chunked(
 
 
 def _evaluate(
-    chunk: pl.DataFrame, options: dict, group: list[str], look_for_order: bool
+    box: list[pl.DataFrame], options: dict, group: list[str], look_for_order: bool
 ) -> tuple[pl.DataFrame, bool]:
-    """One chunk's status, and whether its rows came in ranking order (False if not asked).
+    """The status of the chunk in `box` (taken out), and whether its rows came in ranking
+    order (False if not asked).
 
     The chunk arrives in pieces (row groups, the group carried over from the last chunk); it is
     put together here, on a worker thread, first. Polars copies a column in pieces into one in
@@ -178,7 +183,7 @@ def _evaluate(
     """
     from .evaluate import build_plan
 
-    chunk = chunk.rechunk()
+    chunk = box.pop().rechunk()
     plan = build_plan(chunk, **options)
     runs = None
     if plan.top_k is not None:
