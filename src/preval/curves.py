@@ -28,7 +28,7 @@ import polars as pl
 
 from . import io, validate
 from .errors import InputError
-from .ranking import DOC, LABEL, PAD, ROW, SCORE, count, sort_keys
+from .ranking import DOC, LABEL, ROW, SCORE, count, sort_keys
 
 KINDS = ("pr", "roc")
 _ORDER, _P, _N, _TP, _FP = "_order", "_npos", "_nneg", "_tp", "_fp"
@@ -151,7 +151,7 @@ def curve(
         pl.col(label).cast(pl.Float64).alias(LABEL),
         *[pl.col(c) for c in count_columns if c not in keys],
     ).with_row_index(ROW)
-    rows = rows.with_columns(pl.lit(False).alias(PAD), pl.lit(0).alias(_ONE))
+    rows = rows.with_columns(pl.lit(0).alias(_ONE))
     lab = pl.col(LABEL)
     if conv.labels == "sign":
         # VLFeat: label 0 counts as neither class; vl_pr keeps such a sample in the ranking,
@@ -171,7 +171,7 @@ def curve(
     # pooled queries (query=None) legitimately repeat doc ids: no duplicate rule then
     per_query = has_doc and query is not None
     rules = validate.row_checks(
-        has_doc=per_query, has_score=True, label_may_be_null=True, has_pad=True
+        has_doc=per_query, has_score=True, label_may_be_null=True, has_pad=False
     )
     totals = []
     for flag, given, name, what in (
@@ -189,7 +189,7 @@ def curve(
         totals.append(total.alias(name))
         rules.append(validate.total_rule(what, shown, total, found, "rankings"))
     groups = rows.group_by(group).agg(
-        *totals, *validate.check_exprs(rules, has_doc=per_query, has_pad=True)
+        *totals, *validate.check_exprs(rules, has_doc=per_query, has_pad=False)
     )
     kept = {n: d for n, d in groups.collect_schema().items() if not n.startswith("_chk_")}
     roles = {"query": query or "query", "doc": doc, "score": score, "label": label}
