@@ -65,7 +65,8 @@ if TYPE_CHECKING:
 # run at the same speed; 2M keeps peak memory near 1 GB at 100M rows.
 CHUNK_ROWS = 2_000_000
 # Chunks evaluated at once, each by Polars' thread pool: a lone chunk keeps ~1.5 of 2 cores
-# busy (reading, and the plan's single-threaded steps); two in flight overlap those.
+# busy (reading, and the plan's single-threaded steps); two in flight overlap those, so the
+# engine's own sorts need not be parallel too (`_permutation`).
 WORKERS = 2
 # the column that carries a presorted chunk's run numbers into its plan (`_evaluate`)
 RUN_COLUMN = "__preval_run"
