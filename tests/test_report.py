@@ -67,8 +67,11 @@ def test_summaries_do_not_depend_on_row_order() -> None:
             "RR": [rng.random() for _ in range(4000)],
         }
     )
-    want = preval.summarize(per_query).collect(engine="in-memory")
-    for seed in range(5):
-        shuffled = per_query.sample(fraction=1.0, shuffle=True, seed=seed)
-        got = preval.summarize(shuffled).collect(engine="in-memory")
-        assert got.equals(want)
+    # per system and overall; the rows are sorted by query once, before the group_by
+    for by in (None, []):
+        want = preval.summarize(per_query, by=by).collect(engine="in-memory")
+        for seed in range(5):
+            shuffled = per_query.sample(fraction=1.0, shuffle=True, seed=seed)
+            for engine in ("in-memory", "streaming"):
+                got = preval.summarize(shuffled, by=by).collect(engine=engine)
+                assert got.equals(want), (by, seed, engine)

@@ -72,23 +72,29 @@ def summarize(
         if spec.summary == "sum":
             agg = col.sum()
         elif spec.summary == "gmean":
-            agg = _mean(col.clip(lower_bound=GMAP_FLOOR).log(), query, schema).exp()
+            agg = _mean(col.clip(lower_bound=GMAP_FLOOR).log()).exp()
         else:
-            agg = _mean(col, query, schema)
+            agg = _mean(col)
         aggs.append(agg.cast(pl.Float64).alias(name))
+    if query in schema:
+        # the order of every mean's terms (`_mean`): by query, then by the other columns that
+        # are not measures (a query of several systems in an overall row). Once, not in each
+        # mean, where Polars would arg-sort the query column again, even one flagged as sorted
+        # (10M queries: ~0.45 s per measure); a group keeps its rows in the frame's order.
+        others = [c for c in schema.names() if c != query and c not in specs]
+        lf = lf.sort(query, *others)
     if not keys:
         return lf.select(aggs)
     return lf.group_by(keys).agg(aggs).sort(keys)
 
 
-def _mean(values: pl.Expr, query: str, schema: pl.Schema) -> pl.Expr:
-    """Mean of the non-null values, summed one by one in query order, as trec_eval does.
+def _mean(values: pl.Expr) -> pl.Expr:
+    """Mean of the non-null values, summed one by one in row order (`summarize` sorts the rows
+    by query first), as trec_eval does.
 
     A floating-point sum depends on the order of its terms, and Polars' own sum and mean are
     free to split and reorder them (differently by engine and by how the rows are chunked):
     a cumulative sum in query order gives the same last digit whatever produced the rows.
     """
-    if query in schema:
-        values = values.sort_by(pl.col(query))
     total = values.drop_nulls().cum_sum().last()
     return total / values.count()
