@@ -662,3 +662,52 @@ def test_no_measure_reads_doc_ids() -> None:
         columns = Ranking("columns", 1, {1: "_R0"}, {None: "_i", 3: "_i3"})
         for ranking in (Ranking("rows", 1), columns):
             assert DOC not in spec.definition.build(ranking, spec).meta.root_names(), name
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["q1", "q2", "q3"]),
+            st.sampled_from(["d1", "d2", "d3"]),
+            st.floats(-3, 3),
+        ),
+        max_size=12,
+    ),
+    chunk_rows=st.integers(1, 6),
+)
+def test_one_query_column_raises_exactly_when_rows_are_not_grouped(rows, chunk_rows) -> None:
+    # One group column: chunks whose queries ascend after the last chunk's skip the check
+    # across chunks (`chunks._ascending`); a query that comes back must still be caught, e.g.
+    # q1 q1 | q2 | q1: every chunk sorted, the third starts before the second ended.
+    table = pl.DataFrame(
+        rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row"
+    ).unique(["query", "doc"], keep="first", maintain_order=True)
+    table = table.with_columns(label=(pl.col("score") > 0).cast(pl.Int64))
+    runs = [q for i, q in enumerate(table["query"]) if i == 0 or table["query"][i - 1] != q]
+    plan = build_plan(table, ["AP", "P@2", "NumRet"])
+    if len(runs) == len(set(runs)):
+        assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
+    else:
+        with pytest.raises(chunks.NotGroupedError):
+            chunks.collect_chunked(plan, chunk_rows=chunk_rows)
+
+
+@pytest.mark.parametrize(
+    ("queries", "checked"),
+    [
+        (["q1", "q1", "q2", "q2", "q3"], False),  # ascending throughout: no check needed
+        ([3, 3, 5, 5, 9], False),
+        (["q2", "q2", "q1", "q1", "q3"], True),  # each chunk sorted, the second starts lower
+        (["q1", "q1", "q3", "q2", "q4"], True),  # a chunk not sorted
+    ],
+)
+def test_check_across_chunks_only_when_queries_do_not_ascend(monkeypatch, queries, checked):
+    calls: list[int] = []
+    check = chunks._check_across_chunks
+    monkeypatch.setattr(chunks, "_check_across_chunks", lambda *a: calls.append(1) or check(*a))
+    table = pl.DataFrame({"query": queries, "doc": [f"d{i}" for i in range(len(queries))],
+                          "score": [1.0] * len(queries), "label": [1, 0, 1, 0, 1]})  # fmt: skip
+    plan = build_plan(table, ["AP"])
+    assert_same(chunks.collect_chunked(plan, chunk_rows=2), plan)
+    assert bool(calls) == checked

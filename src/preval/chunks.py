@@ -111,6 +111,15 @@ def collect_chunked(
     spill = Path(tmp.name)
     schema: pl.Schema | None = None
     hashes: list[pl.Series] = []
+    # while every chunk lists its groups in ascending order, each after the last chunk's last,
+    # no group can come back in a later chunk: the check across chunks is not needed
+    ascending = True
+    last: str | int | None = None
+    # while the statuses come in query order too (one query key), the per-query table will be
+    # flagged as sorted by query: sorting it for output or summary is then free (1G rows,
+    # 10M queries: ~0.5 s)
+    in_query_order = not ev.keys
+    last_query: str | int | None = None
     rows_read = 0
     first: pl.DataFrame | None = None
     look_for_order = True
@@ -118,16 +127,21 @@ def collect_chunked(
 
     def finish() -> None:
         """Spill the oldest pending chunk's status (chunks finish in input order)."""
-        nonlocal schema, look_for_order
+        nonlocal schema, look_for_order, in_query_order, last_query
         future, rows = pending.popleft()
         status, in_order = future.result()
         # input is ranked throughout or not at all, as a rule: after a chunk that is not, the
         # check (~5% of a chunk's time) is not repeated
         look_for_order = look_for_order and in_order
+        if in_query_order:
+            in_query_order, last_query = _ascending(status[QUERY], last_query)
         hashes.append(status.select(pl.struct(*ev.keys, QUERY).hash()).to_series())
         # every part in the first part's schema (a column all null in one chunk is typed)
         schema = schema or status.schema
-        status.cast(dict(schema)).write_parquet(spill / f"{len(hashes):06d}.parquet")
+        # lz4, not zstd: spill files live for one run (16.7k statuses: 6.0 -> 3.8 ms)
+        status.cast(dict(schema)).write_parquet(
+            spill / f"{len(hashes):06d}.parquet", compression="lz4"
+        )
         if progress is not None:
             progress(rows)
 
@@ -136,6 +150,10 @@ def collect_chunked(
         for chunk in _chunks(ev.source, ev.group, chunk_rows, by_range=ev.source_by_range):
             rows_read += chunk.height
             chunk = _flag_sorted(chunk, ev.group)
+            if ascending:
+                ascending, last = _ascending(
+                    chunk[ev.group[0]] if len(ev.group) == 1 else None, last
+                )
             if first is None:
                 first = chunk.clear()
             if qrels is not None:
@@ -159,7 +177,10 @@ def collect_chunked(
         tmp.cleanup()
         return dataclasses.replace(ev, status=ev.status.collect().lazy())
     status = pl.scan_parquet(spill / "*.parquet")
-    _check_across_chunks(status, hashes, ev)
+    if not ascending:
+        _check_across_chunks(status, hashes, ev)
+    if in_query_order and qrels is None:  # (with qrels, unanswered queries come last)
+        status = status.with_columns(pl.col(QUERY).set_sorted())
 
     if qrels is not None:
         # judged queries that no chunk answered: one plan over the qrels and an empty run
@@ -315,6 +336,27 @@ def _flag_sorted(chunk: pl.DataFrame, group: list[str]) -> pl.DataFrame:
         pl.col(c).set_sorted() for c in group if chunk[c].null_count() == 0 and chunk[c].is_sorted()
     ]
     return chunk.with_columns(flagged) if flagged else chunk
+
+
+def _ascending(column: pl.Series | None, last: str | int | None) -> tuple[bool, str | int | None]:
+    """Whether `column` (ids; None: a group of several columns) is sorted ascending without
+    nulls and starts after `last`, the previous chunk's last id (None for the first chunk); and
+    its own last id.
+
+    Of a chunk's one group column: its groups then all differ from the earlier chunks' ones.
+    Most inputs list their queries in order, and the check across chunks hashes every query
+    once more (1G rows, 10M queries: 1.56 s at the end of a 96 s run). Of the chunks' statuses:
+    the per-query table is then in query order already.
+    """
+    if (
+        column is None
+        or not (column.dtype == pl.String or column.dtype.is_integer())
+        or column.null_count()
+        or column.is_empty()
+        or not (column.flags["SORTED_ASC"] or column.is_sorted())
+    ):
+        return False, None
+    return last is None or column[0] > last, column[-1]
 
 
 def _ranked(chunk: pl.DataFrame, order: pl.Series, still: list[str]) -> pl.DataFrame:
