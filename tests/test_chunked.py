@@ -259,16 +259,22 @@ def test_spill_files_are_removed(tmp_path: Path, monkeypatch) -> None:
 def test_chunked_raises_exactly_when_rows_are_not_grouped(rows, chunk_rows) -> None:
     # Any order of rows: the chunked engine either gives one plan's results or says the rows
     # are not grouped, and it says so only when a (system, query) group really is split.
-    table = pl.DataFrame(
-        rows, schema={"system": pl.String, "query": pl.String, "doc": pl.String,
-                      "score": pl.Float64}, orient="row",
-    ).unique(["system", "query", "doc"], keep="first", maintain_order=True)  # fmt: skip
+    chunked_or_not_grouped(rows, ["system", "query"], chunk_rows)
+
+
+def chunked_or_not_grouped(rows: list[tuple], group: list[str], chunk_rows: int) -> None:
+    """`rows` (group ids..., doc, score): the chunked engine gives one plan's results exactly
+    when each group's rows are together, and raises NotGroupedError otherwise."""
+    names = [*group, "doc", "score"]
+    schema = {c: pl.Float64 if c == "score" else pl.String for c in names}
+    table = pl.DataFrame(rows, schema=schema, orient="row").unique(
+        [*group, "doc"], keep="first", maintain_order=True
+    )
     table = table.with_columns(label=(pl.col("score") > 0).cast(pl.Int64))
-    keys = list(zip(table["system"], table["query"], strict=True))
+    keys = list(zip(*(table[c] for c in group), strict=True))
     runs = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
-    grouped = len(runs) == len(set(runs))
-    plan = build_plan(table, ["AP", "P@2", "NumRet"], by="system")
-    if grouped:
+    plan = build_plan(table, ["AP", "P@2", "NumRet"], by=group[:-1] or None)
+    if len(runs) == len(set(runs)):
         assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
     else:
         with pytest.raises(chunks.NotGroupedError):
@@ -680,17 +686,7 @@ def test_one_query_column_raises_exactly_when_rows_are_not_grouped(rows, chunk_r
     # One group column: chunks whose queries ascend after the last chunk's skip the check
     # across chunks (`chunks._ascending`); a query that comes back must still be caught, e.g.
     # q1 q1 | q2 | q1: every chunk sorted, the third starts before the second ended.
-    table = pl.DataFrame(
-        rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row"
-    ).unique(["query", "doc"], keep="first", maintain_order=True)
-    table = table.with_columns(label=(pl.col("score") > 0).cast(pl.Int64))
-    runs = [q for i, q in enumerate(table["query"]) if i == 0 or table["query"][i - 1] != q]
-    plan = build_plan(table, ["AP", "P@2", "NumRet"])
-    if len(runs) == len(set(runs)):
-        assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
-    else:
-        with pytest.raises(chunks.NotGroupedError):
-            chunks.collect_chunked(plan, chunk_rows=chunk_rows)
+    chunked_or_not_grouped(rows, ["query"], chunk_rows)
 
 
 @pytest.mark.parametrize(
