@@ -26,8 +26,9 @@ ranked in full (`_evaluate`).
 
 The price is a precondition: rows of one group, (by..., query), must be contiguous. It is
 checked, not assumed: inside each chunk (a group split into several runs of rows) and across
-chunks (a group whose rows come back after other groups), raising `NotGroupedError`; the
-CLI's ``--engine auto`` then falls back to Polars' streaming engine on the whole plan.
+chunks (a group whose rows come back after other groups; not needed when the one group column
+ascends from chunk to chunk, `_ascending`), raising `NotGroupedError`; the CLI's
+``--engine auto`` then falls back to Polars' streaming engine on the whole plan.
 
 Up to `WORKERS` (2) chunks are in flight: while one is evaluated, the next is read and then
 evaluated alongside it (threads; Polars releases the GIL), and results are spilled in input
