@@ -9,8 +9,9 @@ For each size the data is generated once by ``benchmarks/generate.py`` (cached
 in ``benchmarks/.data/``): a joined Parquet table with ``--format parquet``
 (default), a TREC run + qrels pair of text files with ``--format trec``. Then
 every tool of that format in ``TOOLS`` runs as a separate subprocess
-``--repeat`` times. Wall time (perf_counter around spawn..reap) and
-peak RSS (``ru_maxrss`` from ``os.wait4`` of that very child) are recorded;
+``--repeat`` times, the tools taking turns (round 1 runs each once, then round 2 ...), so
+that a drift in the machine's speed reaches every tool alike. Wall time (perf_counter around
+spawn..reap) and peak RSS (``ru_maxrss`` from ``os.wait4`` of that very child) are recorded;
 the table reports medians, the ratio to the floor of that format, and the peak
 memory in MB.
 
@@ -281,8 +282,8 @@ def run_once(
     return "ok", wall, rss_mb
 
 
-def bench_tool(
-    name: str,
+def bench_size(
+    names: list[str],
     data: Path,
     measures: list[str],
     repeat: int,
@@ -290,27 +291,39 @@ def bench_tool(
     scratch: Path,
     qrels: Path | None = None,
     memory_mb: float = float("inf"),
-) -> Outcome:
-    workdir = scratch / name
-    workdir.mkdir(parents=True, exist_ok=True)
-    try:
-        cmd = TOOLS[FORMAT_OF[name]][name](Context(data, measures, workdir, qrels))
-    except Skip as exc:
-        return Outcome(f"skipped: {exc}")
-    outcome = Outcome("ok")
+) -> dict[str, Outcome]:
+    """Every tool of `names` on one data set: `repeat` rounds, each running every tool once in
+    turn.
+
+    Tools take turns rather than running their repeats back to back, so that a drift in the
+    machine's speed over the minutes of a pass (seen here: ±30% between passes) reaches every
+    tool alike and the ratios to the floor hold. A capped or failed run is not repeated.
+    """
+    commands: dict[str, list[str]] = {}
+    outcomes: dict[str, Outcome] = {}
+    for name in names:
+        workdir = scratch / name
+        workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            commands[name] = TOOLS[FORMAT_OF[name]][name](Context(data, measures, workdir, qrels))
+            outcomes[name] = Outcome("ok")
+        except Skip as exc:
+            outcomes[name] = Outcome(f"skipped: {exc}")
     for i in range(repeat):
-        status, wall, rss = run_once(cmd, workdir, timeout, f"run{i}", memory_mb)
-        print(
-            f"  {name:<16} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
-            file=sys.stderr,
-            flush=True,
-        )
-        outcome.wall.append(wall)
-        outcome.rss_mb.append(rss)
-        if status != "ok":
+        for name, cmd in commands.items():
+            outcome = outcomes[name]
+            if outcome.status != "ok":
+                continue
+            status, wall, rss = run_once(cmd, scratch / name, timeout, f"run{i}", memory_mb)
+            print(
+                f"  {name:<16} #{i + 1}: {status:<8.60} {wall:8.2f} s {rss:9.1f} MB",
+                file=sys.stderr,
+                flush=True,
+            )
+            outcome.wall.append(wall)
+            outcome.rss_mb.append(rss)
             outcome.status = status
-            break
-    return outcome
+    return outcomes
 
 
 # --------------------------------------------------------------------------
@@ -548,18 +561,17 @@ def main(argv: list[str] | None = None) -> int:
             )
             data, qrels = paths[0], (paths[1] if len(paths) > 1 else None)
             print(f"{human(rows)} rows: {' + '.join(map(str, paths))}", file=sys.stderr)
-            for name in args.tools:
-                outcome = bench_tool(
-                    name,
-                    data,
-                    args.measures,
-                    args.repeat,
-                    args.timeout,
-                    scratch / str(rows),
-                    qrels,
-                    args.memory_limit * 1000,
-                )
-                results.append((rows, name, outcome))
+            outcomes = bench_size(
+                args.tools,
+                data,
+                args.measures,
+                args.repeat,
+                args.timeout,
+                scratch / str(rows),
+                qrels,
+                args.memory_limit * 1000,
+            )
+            results.extend((rows, name, outcomes[name]) for name in args.tools)
             files[rows] = paths
         table = report(results, args, files)  # before --no-cache data is deleted
     args.out.parent.mkdir(parents=True, exist_ok=True)

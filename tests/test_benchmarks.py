@@ -34,6 +34,35 @@ def test_run_once_caps_memory_and_time(tmp_path: Path) -> None:
     assert status == "ok" and rss > 0
 
 
+def test_tools_take_turns_and_capped_runs_are_not_repeated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = load("run")
+    calls: list[str] = []
+    status = {"floor": "ok", "preval": "ok", "pytrec_eval": "capped: memory > 16 GB"}
+
+    def run_once(cmd, workdir, timeout, tag, memory_mb=float("inf")):
+        calls.append(cmd[0])
+        return status[cmd[0]], 1.0, 10.0
+
+    def skip(ctx):
+        msg = "not installed"
+        raise run.Skip(msg)
+
+    tools = {name: (lambda ctx, name=name: [name]) for name in status}
+    monkeypatch.setattr(run, "run_once", run_once)
+    monkeypatch.setitem(run.TOOLS, "parquet", {**tools, "ranx": skip})
+    monkeypatch.setattr(run, "FORMAT_OF", dict.fromkeys([*tools, "ranx"], "parquet"))
+    names = ["floor", "preval", "pytrec_eval", "ranx"]
+    out = run.bench_size(names, tmp_path / "d", ["AP"], 3, 60, tmp_path)
+    # round by round, each tool once per round; the capped tool only in the first round
+    assert calls == ["floor", "preval", "pytrec_eval", "floor", "preval", "floor", "preval"]
+    assert out["floor"].wall == [1.0, 1.0, 1.0] and out["preval"].status == "ok"
+    assert out["pytrec_eval"].status == "capped: memory > 16 GB"
+    assert len(out["pytrec_eval"].wall) == 1
+    assert out["ranx"].status == "skipped: not installed" and out["ranx"].wall == []
+
+
 def test_report_marks_capped_runs_as_lower_bounds(tmp_path: Path) -> None:
     run = load("run")
     results = [
