@@ -23,15 +23,22 @@ def load(name: str):
 def test_run_once_caps_memory_and_time(tmp_path: Path) -> None:
     run = load("run")
     hog = [sys.executable, "-c", "import time; x = bytearray(400_000_000); time.sleep(30)"]
-    status, wall, _ = run.run_once(hog, tmp_path, timeout=20, tag="m", memory_mb=150)
+    status, wall, _, _ = run.run_once(hog, tmp_path, timeout=20, tag="m", memory_mb=150)
     assert status == "capped: memory > 0.15 GB"
     assert wall < 15
     sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
-    status, wall, _ = run.run_once(sleeper, tmp_path, timeout=1, tag="t")
+    status, wall, _, _ = run.run_once(sleeper, tmp_path, timeout=1, tag="t")
     assert status == "capped: time > 1 s"
     assert wall < 10
-    status, _, rss = run.run_once([sys.executable, "-c", "pass"], tmp_path, 20, "ok")
+    status, _, rss, _ = run.run_once([sys.executable, "-c", "pass"], tmp_path, 20, "ok")
     assert status == "ok" and rss > 0
+    spin = [
+        sys.executable,
+        "-c",
+        "import time; t = time.process_time() + 0.5\nwhile time.process_time() < t: pass",
+    ]
+    _, wall, _, cpu = run.run_once(spin, tmp_path, 20, "cpu")
+    assert 0.5 <= cpu <= wall
 
 
 def test_tools_take_turns_and_capped_runs_are_not_repeated(
@@ -43,7 +50,7 @@ def test_tools_take_turns_and_capped_runs_are_not_repeated(
 
     def run_once(cmd, workdir, timeout, tag, memory_mb=float("inf")):
         calls.append(cmd[0])
-        return status[cmd[0]], 1.0, 10.0
+        return status[cmd[0]], 1.0, 10.0, 0.5
 
     def skip(ctx):
         msg = "not installed"
@@ -53,30 +60,46 @@ def test_tools_take_turns_and_capped_runs_are_not_repeated(
     monkeypatch.setattr(run, "run_once", run_once)
     monkeypatch.setitem(run.TOOLS, "parquet", {**tools, "ranx": skip})
     monkeypatch.setattr(run, "FORMAT_OF", dict.fromkeys([*tools, "ranx"], "parquet"))
+    monkeypatch.setattr(run, "warm", lambda paths: calls.append(f"warm {len(paths)}"))
     names = ["floor", "preval", "pytrec_eval", "ranx"]
     out = run.bench_size(names, tmp_path / "d", ["AP"], 3, 60, tmp_path)
-    # round by round, each tool once per round; the capped tool only in the first round
-    assert calls == ["floor", "preval", "pytrec_eval", "floor", "preval", "floor", "preval"]
+    # round by round, each tool once per round, each run after the data is read into the page
+    # cache; the capped tool only in the first round
+    runs = ["floor", "preval", "pytrec_eval", "floor", "preval", "floor", "preval"]
+    assert calls == [c for name in runs for c in ("warm 1", name)]
     assert out["floor"].wall == [1.0, 1.0, 1.0] and out["preval"].status == "ok"
     assert out["pytrec_eval"].status == "capped: memory > 16 GB"
     assert len(out["pytrec_eval"].wall) == 1
     assert out["ranx"].status == "skipped: not installed" and out["ranx"].wall == []
 
 
+def test_warm_reads_every_file(tmp_path: Path) -> None:
+    run = load("run")
+    data, qrels = tmp_path / "a.parquet", tmp_path / "b.qrels"
+    data.write_bytes(b"x" * 100)
+    qrels.write_bytes(b"y" * 10)
+    run.warm([data, qrels], block=7)  # several blocks, a short last one
+    with pytest.raises(FileNotFoundError):
+        run.warm([tmp_path / "missing"])
+
+
 def test_report_marks_capped_runs_as_lower_bounds(tmp_path: Path) -> None:
     run = load("run")
     results = [
-        (1000, "floor", run.Outcome("ok", [1.0], [100.0])),
-        (1000, "preval", run.Outcome("ok", [2.0], [200.0])),
-        (1000, "pytrec_eval", run.Outcome("capped: memory > 16 GB", [30.0], [16000.0])),
+        (1000, "floor", run.Outcome("ok", [1.0], [100.0], [1.5])),
+        (1000, "preval", run.Outcome("ok", [2.0], [200.0], [3.0])),
+        (1000, "pytrec_eval", run.Outcome("capped: memory > 16 GB", [30.0], [16000.0], [29.0])),
     ]
     args = run.argparse.Namespace(
         format="parquet", measures=["AP"], docs_per_query=100, int_ids=False, ranked=False,
         repeat=1, timeout=600.0,
     )  # fmt: skip
     table = run.report(results, args)
-    assert "| 1k | preval | 2.00 | 2.0 | 1.0 | 200 | 2.0 | ok |" in table
-    assert "| 1k | pytrec_eval | >30.00 | >30.0 | >15.0 | >16000 | >160.0 | capped" in table
+    assert "| 1k | preval | 2.00 | 2.0 | 1.0 | 3.00 | 2.0 | 200 | 2.0 | ok |" in table
+    assert (
+        "| 1k | pytrec_eval | >30.00 | >30.0 | >15.0 | >29.00 | >19.3 | >16000 | >160.0 | capped"
+        in table
+    )
 
 
 def test_plot_draws_a_png(tmp_path: Path) -> None:
