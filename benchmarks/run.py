@@ -314,23 +314,24 @@ def bench_size(
     machine's speed over the minutes of a pass (seen here: ±30% between passes) reaches every
     tool alike and the ratios to the floor hold. A capped or failed run is not repeated.
     """
-    commands: dict[str, list[str]] = {}
+    commands: dict[str, tuple[list[str], Path]] = {}  # name -> (argv, working directory)
     outcomes: dict[str, Outcome] = {}
     for name in names:
         workdir = scratch / name
         workdir.mkdir(parents=True, exist_ok=True)
         try:
-            commands[name] = TOOLS[FORMAT_OF[name]][name](Context(data, measures, workdir, qrels))
+            cmd = TOOLS[FORMAT_OF[name]][name](Context(data, measures, workdir, qrels))
+            commands[name] = (cmd, workdir)
             outcomes[name] = Outcome("ok")
         except Skip as exc:
             outcomes[name] = Outcome(f"skipped: {exc}")
     for i in range(repeat):
-        for name, cmd in commands.items():
+        for name, (cmd, workdir) in commands.items():
             outcome = outcomes[name]
             if outcome.status != "ok":
                 continue
             warm([data] if qrels is None else [data, qrels])
-            status, wall, rss, cpu = run_once(cmd, scratch / name, timeout, f"run{i}", memory_mb)
+            status, wall, rss, cpu = run_once(cmd, workdir, timeout, f"run{i}", memory_mb)
             print(
                 f"  {name:<16} #{i + 1}: {status:<8.60} {wall:8.2f} s {cpu:8.2f} s CPU "
                 f"{rss:9.1f} MB",
