@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 import threading
 import time
@@ -265,8 +266,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM (sent by `timeout`, job schedulers, container stops), raised in the main thread
+    so that temporary files and spill directories are removed on the way out, as on Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("preval: interrupted; no output written", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("preval: terminated; no output written", file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "measures":
             return _measures(args)
@@ -304,9 +331,9 @@ def _evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    for path in (args.per_query, args.summary):
-        if path:
-            report.check_target(path)
+    report.check_targets(
+        {"--per-query": args.per_query, "--summary": args.summary}, [args.input, args.qrels]
+    )
     with _progress("evaluating", quiet=args.quiet) as progress:
         plan = _collect(_evaluate_plan(args), args.engine, [args.input, args.qrels], progress)
     # that was the one pass over the input: every output below is a view of its result
@@ -314,13 +341,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]
     outputs = [summarize(per_query, by=args.by, query=args.query), plan.audit(),
                per_query.select(pl.col(auc).null_count())]  # fmt: skip
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), report.Outputs() as files:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
         summary_df, audit_df, undefined = pl.collect_all(outputs)
         if args.per_query:  # streamed from the evaluation to the file, not held in memory
-            report.write(plan.per_query("long") if args.long else per_query, args.per_query)
-    if args.summary:
-        report.write(summary_df, args.summary)
+            files.write(plan.per_query("long") if args.long else per_query, args.per_query)
+        if args.summary:
+            files.write(summary_df, args.summary)
     if not args.quiet:
         _print_audit(audit_df)
         for name in auc:
@@ -416,6 +443,7 @@ def _trec(args: argparse.Namespace) -> int:
 def _plot(args: argparse.Namespace) -> int:
     from .plot import plot  # matplotlib is imported only for this command
 
+    report.check_distinct({"-o": args.output}, [args.input])
     path = plot(
         args.input,
         args.kind,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
 from pathlib import Path
 
@@ -53,10 +54,41 @@ def scan(
         overrides = {c: pl.String for c in id_columns if c in header}
         if empty:
             overrides |= {c: pl.Float64 for c in numeric_columns if c in header}
+        else:
+            _check_last_line(path, separator, len(header), what)
         return pl.scan_csv(path, separator=separator, schema_overrides=overrides)
     known = ", ".join(sorted([*_PARQUET, *_CSV]))
     msg = f"{what}: cannot tell the format of {path} from its suffix {suffix!r} (known: {known})"
     raise InputError(msg)
+
+
+def _check_last_line(path: Path, separator: str, fields: int, what: str) -> None:
+    """Raise if the file's last line has fewer fields than its header.
+
+    Polars reads the missing fields of a short line as nulls, and a null label or score has a
+    meaning (unjudged, not retrieved): a file cut mid-write would be evaluated without a word.
+    A cut can only shorten the last line, so only that one is read, from the end of the file.
+    """
+    with path.open("rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - 65536))
+        raw = fh.read()
+    tail = raw.rstrip(b"\r\n")
+    last = tail.rsplit(b"\n", 1)[-1].rstrip(b"\r").decode("utf-8", "replace")
+    if not last.strip():
+        return
+    found = len(next(csv.reader([last], delimiter=separator)))
+    if found < fields:
+        with path.open("rb") as fh:
+            lineno = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+        lineno -= raw.count(b"\n") - tail.count(b"\n") - 1  # blank lines after it
+        msg = (
+            f"{what} {path}, line {lineno}: expected {fields} fields as in the header, found "
+            f"{found}: {last!r} (rule: every row has every column; the file looks cut short, "
+            "e.g. by a write that did not finish)"
+        )
+        raise InputError(msg)
 
 
 def reads_by_range(source: Source) -> bool:

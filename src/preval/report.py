@@ -36,16 +36,62 @@ def format_for(path: str | Path) -> str:
 
 
 def check_target(path: str | Path) -> str:
-    """Validate an output path before any work: a known suffix and an existing directory.
+    """Validate an output path before any work: a known suffix, an existing directory, and
+    no directory in its place.
 
     Checking every target first means one bad target cannot leave the others written.
     """
     fmt = format_for(path)
-    parent = Path(path).parent
+    target = Path(path)
+    parent = target.parent
     if not parent.is_dir():
         msg = f"cannot write {path}: directory {parent} does not exist"
         raise InputError(msg)
+    if target.is_dir():
+        msg = f"cannot write {path}: it is a directory"
+        raise InputError(msg)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        msg = f"cannot write {path}: directory {parent} is not writable"
+        raise InputError(msg)
     return fmt
+
+
+def check_targets(outputs: dict[str, str | Path | None], inputs: list[str | Path | None]) -> None:
+    """Validate every output path (`outputs`: option -> path) before anything is read.
+
+    An output that is one of the inputs would replace the data it is computed from, and two
+    outputs on one path would keep only the last one: both are refused, as is any target that
+    `check_target` refuses.
+    """
+    for path in outputs.values():
+        if path:
+            check_target(path)
+    check_distinct(outputs, inputs)
+
+
+def check_distinct(outputs: dict[str, str | Path | None], inputs: list[str | Path | None]) -> None:
+    """Refuse an output path that is an input, or that another output names too."""
+    given = {option: Path(p) for option, p in outputs.items() if p}
+    seen: dict[Path, str] = {}
+    for option, path in given.items():
+        for source in inputs:
+            if source and _same_file(path, Path(source)):
+                msg = (
+                    f"{option} {path}: that is the input file {source}; writing there would "
+                    "replace the data being evaluated (choose another path)"
+                )
+                raise InputError(msg)
+        key = path.resolve()
+        if key in seen:
+            msg = f"{seen[key]} and {option} name the same file {path}: choose two paths"
+            raise InputError(msg)
+        seen[key] = option
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
 
 
 def table(df: pl.DataFrame, decimals: int = 4) -> str:
@@ -95,18 +141,42 @@ def render(df: pl.DataFrame, fmt: str) -> str:
 
 
 def write(data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
-    """Write a frame to `path` in the format of its suffix, atomically.
+    """Write a frame to `path` in the format of its suffix, atomically (see `Outputs`)."""
+    with Outputs() as outputs:
+        outputs.write(data, path)
 
-    The data goes to a temporary file in the same directory, renamed over `path` only when
-    complete: a failed write never leaves a partial or truncated file behind. A LazyFrame is
-    streamed to Parquet, CSV, TSV and NDJSON by Polars' sinks, never held whole in memory
-    (unless its plan needs that, like a sort); the other formats collect it first.
+
+class Outputs:
+    """Files written to temporary files beside their targets, renamed into place together.
+
+    A failed write never leaves a partial or truncated file behind, and the outputs of one run
+    appear together when the block ends without error: two runs racing on the same paths
+    leave one run's files, never a mix. A LazyFrame is streamed to Parquet, CSV, TSV and
+    NDJSON by Polars' sinks, never held whole in memory (unless its plan needs that, like a
+    sort); the other formats collect it first.
     """
-    path = Path(path)
-    fmt = check_target(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[str, Path]] = []
+
+    def __enter__(self) -> Outputs:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            for tmp, path in self._staged:
+                os.replace(tmp, path)
+        else:
+            for tmp, _ in self._staged:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+
+    def write(self, data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
+        path = Path(path)
+        fmt = check_target(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        self._staged.append((tmp, path))
         if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
             _sink(data, tmp, fmt)
         else:
@@ -116,11 +186,6 @@ def write(data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
             else:
                 Path(tmp).write_text(render(df, fmt), encoding="utf-8")
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it private; a new file is not
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _umask() -> int:

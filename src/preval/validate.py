@@ -116,9 +116,10 @@ def row_checks(
         rules.append(
             bad_value(
                 "nan_label",
-                pl.col(LABEL).is_nan().fill_null(False),
-                "column {label!r} is NaN in {n} rows (rule: labels must be numbers; use null for "
-                "an unjudged document)",
+                # an infinite grade makes nDCG NaN and AP meaningless: rejected with NaN
+                pl.col(LABEL).is_finite().not_().fill_null(False),
+                "column {label!r} is NaN or infinite in {n} rows (rule: labels must be finite "
+                "numbers; use null for an unjudged document)",
             )
         )
     if not label_may_be_null:

@@ -1,0 +1,224 @@
+"""Bad input never passes silently and never costs the user data.
+
+Each case runs the command as a user would and asserts the exit code, the one-line message
+(what, where, which rule) and that no output file was left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import preval
+from preval.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PARQUET = FIXTURES / "example.parquet"
+JOINED = "query,doc,score,label\nq1,d1,0.9,1\nq1,d2,0.8,0\nq2,d3,0.7,2\nq2,d4,0.6,0\n"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
+    rc = main([str(a) for a in args])
+    _, err = capsys.readouterr()
+    return rc, err
+
+
+def one_line_error(rc: int, err: str, *fragments: str) -> None:
+    assert rc == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("preval: error:")
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def leftovers(folder: Path, keep: set[str]) -> list[str]:
+    """Files in `folder` that a run may not leave: anything but `keep` (temporaries too)."""
+    return sorted(p.name for p in folder.iterdir() if p.name not in keep)
+
+
+# --- outputs that would lose data ------------------------------------------------------------
+
+
+def test_per_query_onto_the_input_is_refused(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    rc, err = run(capsys, "evaluate", data, "--per-query", data)
+    one_line_error(rc, err, "--per-query", "input file", "in.csv")
+    assert data.read_text() == JOINED  # untouched
+    assert leftovers(tmp_path, {"in.csv"}) == []
+
+
+def test_summary_onto_the_qrels_is_refused_through_another_spelling(
+    capsys, tmp_path: Path, monkeypatch
+) -> None:
+    run_csv = tmp_path / "run.csv"
+    qrels = tmp_path / "qrels.csv"
+    run_csv.write_text("query,doc,score\nq1,d1,0.9\n")
+    qrels.write_text("query,doc,label\nq1,d1,1\n")
+    monkeypatch.chdir(tmp_path)
+    rc, err = run(capsys, "evaluate", run_csv, "--qrels", qrels, "--summary", "./qrels.csv")
+    one_line_error(rc, err, "--summary", "input file")
+    assert qrels.read_text() == "query,doc,label\nq1,d1,1\n"
+
+
+def test_two_outputs_on_one_path_are_refused(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    out = tmp_path / "x.csv"
+    rc, err = run(capsys, "evaluate", data, "--per-query", out, "--summary", out)
+    one_line_error(rc, err, "--per-query and --summary", "same file")
+    assert leftovers(tmp_path, {"in.csv"}) == []
+
+
+def test_a_directory_where_the_output_goes_is_refused(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    (tmp_path / "out.csv").mkdir()
+    rc, err = run(capsys, "evaluate", data, "--per-query", tmp_path / "out.csv")
+    one_line_error(rc, err, "out.csv", "is a directory")
+
+
+def test_plot_onto_its_input_is_refused(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    rc, err = run(capsys, "plot", "pr", data, "-o", data)
+    one_line_error(rc, err, "-o", "input file")
+    assert data.read_text() == JOINED
+
+
+def test_outputs_of_one_run_appear_together(capsys, tmp_path: Path, monkeypatch) -> None:
+    """Both files are renamed into place after both are written: a failure writing the second
+    replaces neither and leaves no temporary file."""
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    out = tmp_path / "out"
+    out.mkdir()
+    per_query, summary = out / "pq.parquet", out / "summary.csv"
+    rc, err = run(capsys, "evaluate", data, "--per-query", per_query, "--summary", summary)
+    assert rc == 0, err
+    assert pl.read_parquet(per_query).height == 2
+    assert pl.read_csv(summary)["NumQ"].to_list() == [2]
+    before = per_query.read_bytes(), summary.read_bytes()
+
+    def disk_full(*args: object) -> str:
+        msg = "No space left on device"
+        raise OSError(msg)
+
+    # the per-query file is streamed first; the summary's text then fails to render
+    monkeypatch.setattr(preval.report, "render", disk_full)
+    data.write_text(JOINED.replace("q2,d4,0.6,0", "q2,d4,0.6,1"))
+    rc, err = run(capsys, "evaluate", data, "--per-query", per_query, "--summary", summary)
+    one_line_error(rc, err, "No space left on device")
+    assert (per_query.read_bytes(), summary.read_bytes()) == before
+    assert leftovers(out, {"pq.parquet", "summary.csv"}) == []
+
+
+# --- data that would be evaluated wrongly ----------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", ["", "\n", "\n\n"])
+def test_a_csv_cut_mid_row_is_an_error(capsys, tmp_path: Path, ending: str) -> None:
+    data = tmp_path / "cut.csv"
+    data.write_text(JOINED + "q3,d5,0.5" + ending)  # the label field never arrived
+    out = tmp_path / "pq.csv"
+    rc, err = run(capsys, "evaluate", data, "--per-query", out)
+    one_line_error(rc, err, "cut.csv", "line 6", "expected 4 fields", "found 3", "q3,d5,0.5")
+    assert not out.exists()
+    with pytest.raises(preval.InputError, match="line 6"):
+        preval.evaluate(data, ["AP"])
+
+
+def test_an_empty_last_field_is_not_a_cut(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "unjudged.csv"
+    data.write_text(JOINED + "q2,d5,0.5,\n")  # four fields, the label empty: unjudged
+    rc, err = run(capsys, "evaluate", data, "-m", "AP")
+    assert rc == 0, err
+    assert "1 retrieved rows unjudged" in err
+
+
+@pytest.mark.parametrize("where", ["joined", "qrels"])
+@pytest.mark.parametrize("value", ["inf", "-inf"])
+def test_infinite_labels_are_an_error(capsys, tmp_path: Path, where: str, value: str) -> None:
+    out = tmp_path / "pq.csv"
+    if where == "joined":
+        data = tmp_path / "in.csv"
+        data.write_text(JOINED.replace("q2,d3,0.7,2", f"q2,d3,0.7,{value}"))
+        args = [data]
+    else:
+        run_csv, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+        run_csv.write_text("query,doc,score\nq1,d1,0.9\nq2,d3,0.7\n")
+        qrels.write_text(f"query,doc,label\nq1,d1,1.0\nq2,d3,{value}\n")
+        args = [run_csv, "--qrels", qrels]
+    rc, err = run(capsys, "evaluate", *args, "-m", "nDCG@10", "--per-query", out)
+    one_line_error(rc, err, "'label'", "infinite", "1 rows", "'q2'", "'d3'")
+    assert not out.exists()
+
+
+def test_infinite_labels_raise_in_python() -> None:
+    frame = pl.DataFrame(
+        {"query": ["q1", "q1"], "doc": ["a", "b"], "score": [1.0, 0.5], "label": [1.0, np.inf]}
+    )
+    with pytest.raises(preval.InvalidValueError, match="infinite"):
+        preval.evaluate(frame, ["nDCG@10"]).collect()
+
+
+# --- signals ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def large_grouped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Rows grouped by query, enough for the chunked engine to run for a while."""
+    rows, per_query = 6_000_000, 100
+    rng = np.random.default_rng(0)
+    frame = pl.DataFrame(
+        {
+            "query": np.arange(rows) // per_query,
+            "doc": np.tile(np.arange(per_query), rows // per_query),
+            "score": rng.random(rows),
+            "label": (rng.random(rows) > 0.9).astype(np.int64),
+        }
+    )
+    path = tmp_path_factory.mktemp("signals") / "grouped.parquet"
+    frame.write_parquet(path, row_group_size=500_000)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "word"),
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
+)
+def test_a_signal_leaves_no_spill_and_no_output(
+    large_grouped: Path, tmp_path: Path, sig: int, code: int, word: str
+) -> None:
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "preval", "evaluate", large_grouped, "--engine", "chunked",
+         "--per-query", out / "pq.parquet", "--summary", out / "s.csv", "-q"],
+        env={**os.environ, "TMPDIR": str(spill)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not any(spill.iterdir()):  # the engine's spill directory exists: it is mid-run
+        assert process.poll() is None and time.monotonic() < deadline, "no spill directory"
+        time.sleep(0.01)
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == code, err
+    assert err.strip() == f"preval: {word}; no output written"
+    assert list(spill.iterdir()) == []
+    assert list(out.iterdir()) == []
