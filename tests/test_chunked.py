@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import preval
 from tests.test_properties import MEASURES, cases, frames, joined
 
-chunks = importlib.import_module("preval.chunks")
+chunks = importlib.import_module("preval.engines.chunked")
 build_plan = importlib.import_module("preval.evaluate").build_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def test_chunked_equals_one_plan(
 def test_chunked_on_the_example_equals_one_plan() -> None:
     plan = build_plan(PARQUET, ["AP", "nDCG@10", "P@5", "RR", "NumRet"], by="system")
     assert_same(chunks.collect_chunked(plan, chunk_rows=1000), plan)
-    assert_same(plan.collect("chunked"), plan)
+    assert_same(preval.collect(plan, "chunked"), plan)
     for workers in (1, 3):  # chunks evaluated one at a time, or three at once
         assert_same(chunks.collect_chunked(plan, chunk_rows=1000, workers=workers), plan)
 
@@ -133,7 +133,7 @@ def test_rows_not_grouped_within_a_chunk() -> None:
     with pytest.raises(chunks.NotGroupedError, match=r"query='q1'") as info:
         chunks.collect_chunked(plan, chunk_rows=10)
     assert "not grouped by (query)" in str(info.value)
-    assert "--engine streaming" in str(info.value)  # what to do about it
+    assert "--engine partitioned" in str(info.value)  # what to do about it
     assert isinstance(info.value, preval.InputError)
 
 
@@ -559,7 +559,7 @@ def test_chunks_are_evaluated_in_one_piece_per_column(monkeypatch, tmp_path, ord
             evaluated.append(data)
         return build_plan(data, *args, **kwargs)
 
-    monkeypatch.setattr(importlib.import_module("preval.evaluate"), "build_plan", spy)
+    monkeypatch.setattr(chunks, "build_plan", spy)
     assert_same(chunks.collect_chunked(plan, chunk_rows=2000, workers=1), plan)
     assert len(evaluated) >= table.height // 4000
     assert {c[n].n_chunks() for c in evaluated for n in c.columns} == {1}

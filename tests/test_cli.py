@@ -399,9 +399,9 @@ def test_engines_print_the_same_outputs(
 ) -> None:
     # large: every input counts as large, so auto takes the chunked engine
     if large:
-        monkeypatch.setattr("preval.cli.LARGE_BYTES", 0)
+        monkeypatch.setattr("preval.engines.SMALL_BYTES", 0)
     outputs = []
-    for engine in ("in-memory", "streaming", "chunked", "auto"):
+    for engine in ("in-memory", "streaming", "chunked", "partitioned", "auto"):
         per_query = tmp_path / f"{engine}.parquet"
         rc, out, err = cli(capsys, "evaluate", PARQUET, "--by", "system", "--engine", engine,
                            "--format", "csv", "--per-query", per_query)  # fmt: skip
@@ -418,20 +418,20 @@ def test_trec_engines_print_the_same_lines(
     capsys: pytest.CaptureFixture[str], monkeypatch, options: list[str]
 ) -> None:
     # both thresholds at 0: auto reads the run in chunks and joins each chunk's judgments
-    monkeypatch.setattr("preval.cli.LARGE_BYTES", 0)
-    monkeypatch.setattr("preval.cli.LARGE_QRELS_BYTES", 0)
+    monkeypatch.setattr("preval.engines.SMALL_BYTES", 0)
+    monkeypatch.setattr("preval.engines.SMALL_QRELS_BYTES", 0)
     trec_dir = FIXTURES / "trec"
     files = [trec_dir / "qrels.txt", trec_dir / "bm25.run", trec_dir / "hybrid.run.gz"]
     printed = []
-    for engine in ("in-memory", "streaming", "chunked", "auto"):
+    for engine in ("in-memory", "streaming", "chunked", "partitioned", "auto"):
         rc, out, err = cli(capsys, "trec", *options, "--engine", engine, *files)
         assert rc == 0, err
         printed.append(out)
     assert len(printed[0].splitlines()) > 20
-    assert printed[1:] == printed[:1] * 3
+    assert printed[1:] == printed[:1] * 4
 
 
-def test_auto_engine_falls_back_when_rows_are_not_grouped(
+def test_auto_engine_takes_the_partitioned_engine_for_rows_not_grouped(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch
 ) -> None:
     shuffled = tmp_path / "shuffled.parquet"
@@ -440,10 +440,17 @@ def test_auto_engine_falls_back_when_rows_are_not_grouped(
                                "chunked")  # fmt: skip
     assert_one_line_error(rc, err)
     assert "not grouped by (system, query)" in err
-    assert "--engine streaming" in err
-    monkeypatch.setattr("preval.cli.LARGE_BYTES", 0)
+    assert "--engine partitioned" in err
+    monkeypatch.setattr("preval.engines.SMALL_BYTES", 0)
+    # auto decides before it runs: the chunked engine is never started on these rows
+    chosen = []
+    real = preval.engines.collect_partitioned
+    monkeypatch.setattr("preval.engines.collect_chunked", lambda *a, **k: pytest.fail("chunked"))
+    monkeypatch.setattr(
+        "preval.engines.collect_partitioned", lambda *a, **k: chosen.append(1) or real(*a, **k)
+    )
     rc, auto_out, _ = cli(capsys, "evaluate", shuffled, "--by", "system")
-    assert rc == 0
+    assert rc == 0 and chosen == [1]
     rc, memory_out, _ = cli(capsys, "evaluate", PARQUET, "--by", "system", "--engine",
                             "in-memory")  # fmt: skip
     assert auto_out == memory_out

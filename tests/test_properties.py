@@ -297,11 +297,11 @@ def test_top_k_plan_equals_the_full_plan(case, other, ties) -> None:
     top = preval.plan(table, TOP_MEASURES, by="system", ties=ties, **TOP)
     full = preval.plan(table, TOP_MEASURES, by="system", ties=ties)
     assert "top_k" in top.status.explain() and "top_k" not in full.status.explain()
-    want = full.collect("in-memory")
-    for engine in ("in-memory", "streaming", "chunked"):
+    want = preval.collect(full, "in-memory")
+    for engine in ("in-memory", "streaming", "chunked", "partitioned"):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(_EVALUATE, "TOP_K_SHARE", 0)  # chunks of these tiny queries use it too
-            got = top.collect(engine)
+            got = preval.collect(top, engine)
         assert got.per_query().collect().equals(want.per_query().collect()), engine
         assert got.audit().collect().equals(want.audit().collect()), engine
         assert (

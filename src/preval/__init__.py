@@ -6,8 +6,8 @@
 """
 
 from . import _allocator  # noqa: F401  (first: it must run before Polars loads)
-from .chunks import NotGroupedError
 from .curves import CONVENTIONS, curve
+from .engines import NotGroupedError, collect
 from .errors import (
     ColumnTypeError,
     DuplicateError,
@@ -39,6 +39,7 @@ __all__ = [
     "PrevalError",
     "__version__",
     "audit",
+    "collect",
     "curve",
     "evaluate",
     "parse",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import signal
 import sys
 import threading
@@ -14,11 +15,10 @@ from pathlib import Path
 
 import polars as pl
 
-from . import __version__, io, report, trec
-from .chunks import NotGroupedError
+from . import __version__, engines, io, report, trec
 from .curves import CONVENTIONS
 from .errors import PrevalError
-from .evaluate import DUPLICATES, ENGINES, QUERIES, Evaluation, build_plan
+from .evaluate import DUPLICATES, QUERIES, Evaluation, build_plan
 from .measures import catalogue_rows, markdown_table
 from .ranking import TIES
 from .summary import summarize
@@ -137,11 +137,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--engine",
-        choices=("auto", *ENGINES),
+        choices=engines.CHOICES,
         default="auto",
-        help="execution engine: auto (default: in-memory up to 1 MB; chunked above, or "
-        "above 256 MB with qrels; streaming otherwise or when rows are not grouped by query); "
-        "results are identical",
+        help="execution engine: auto (default: in-memory up to 1 MB, streaming for a run "
+        "with qrels up to 256 MB, else chunked when rows are grouped by query and "
+        "partitioned when they are not); results are identical",
+    )
+    ev.add_argument(
+        "--memory-limit",
+        type=_bytes,
+        default=None,
+        metavar="SIZE",
+        help="what the partitioned engine may hold, e.g. 2GB (default 4GB): larger inputs "
+        "are spilled to disk in buckets",
+    )
+    ev.add_argument(
+        "--tmp-dir",
+        default=None,
+        metavar="DIR",
+        help="where spill files go (default: TMPDIR, else the system's temporary directory)",
     )
     ev.add_argument("-q", "--quiet", action="store_true", help="no audit counts on stderr")
 
@@ -203,11 +217,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--engine",
-        choices=("auto", *ENGINES),
+        choices=engines.CHOICES,
         default="auto",
-        help="execution engine: auto (default: in-memory up to 1 MB; chunked above, or "
-        "above 256 MB with qrels; streaming otherwise or when rows are not grouped by query); "
-        "results are identical",
+        help="execution engine: auto (default: in-memory up to 1 MB, streaming for a run "
+        "with qrels up to 256 MB, else chunked when rows are grouped by query and "
+        "partitioned when they are not); results are identical",
+    )
+    tr.add_argument(
+        "--memory-limit",
+        type=_bytes,
+        default=None,
+        metavar="SIZE",
+        help="what the partitioned engine may hold, e.g. 2GB (default 4GB): larger inputs "
+        "are spilled to disk in buckets",
+    )
+    tr.add_argument(
+        "--tmp-dir",
+        default=None,
+        metavar="DIR",
+        help="where spill files go (default: TMPDIR, else the system's temporary directory)",
     )
     tr.add_argument(
         "--duplicates",
@@ -335,7 +363,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         {"--per-query": args.per_query, "--summary": args.summary}, [args.input, args.qrels]
     )
     with _progress("evaluating", quiet=args.quiet) as progress:
-        plan = _collect(_evaluate_plan(args), args.engine, [args.input, args.qrels], progress)
+        plan = _collect(_evaluate_plan(args), args, [args.input, args.qrels], progress)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]
@@ -404,7 +432,7 @@ def _trec(args: argparse.Namespace) -> int:
     )
     try:
         with _progress("evaluating") as progress:
-            plan = _collect(plan, args.engine, [args.qrels, *args.runs], progress)  # one pass
+            plan = _collect(plan, args, [args.qrels, *args.runs], progress)  # one pass
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
         if system in names:
@@ -462,32 +490,35 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
-# Measured here (5 measures, 2 cores): Polars' streaming engine was never slower than in-memory
-# and used less memory (10M rows 2.94 s / 1.34 GB vs 3.25 s / 1.56 GB); the chunked engine beats
-# both on one table from 10M rows on (2.8-3.1 s / 0.86 GB; 100M rows ~25 s / 1.2 GB where one
-# plan needs ~8 GB). With separate qrels, each chunk joins its judgments; one plan does that
-# as fast on small inputs. `preval trec`, five runs each, alternating (2026-11-23): 1M lines
-# (62 MB) 1.37-1.51 s streaming, 1.33-1.59 s chunked; 3M (187 MB) 2.34-3.48 s / 0.95 GB
-# streaming, 2.61-3.27 s / 1.06 GB chunked; 10M (624 MB) 8.24-10.13 s / 2.4 GB streaming,
-# 7.48-9.68 s / 1.6 GB chunked.
-LARGE_BYTES = 2**20  # above: not in memory
-LARGE_QRELS_BYTES = 2**28  # run + qrels above: chunked
-
-
-def _collect(plan: Evaluation, choice: str, paths: Sequence[str | None], progress) -> Evaluation:
-    """Run the plan once with the user's engine, or by input size: chunked for large inputs,
-    falling back to Polars' streaming engine when the rows are not grouped by query."""
-    if choice != "auto":
-        return plan.collect(choice, progress=progress)
+def _collect(plan: Evaluation, args: argparse.Namespace, paths: Sequence[str | None],
+             progress) -> Evaluation:  # fmt: skip
+    """Run the plan once with the user's engine (auto: chosen from the input files' size)."""
+    if args.tmp_dir is not None and not Path(args.tmp_dir).is_dir():
+        msg = f"--tmp-dir {args.tmp_dir}: no such directory"
+        raise PrevalError(msg)
     size = sum(Path(p).stat().st_size for p in paths if p and Path(p).is_file())
-    if size <= LARGE_BYTES:
-        return plan.collect("in-memory")
-    if plan.options.get("qrels") is not None and size <= LARGE_QRELS_BYTES:
-        return plan.collect("streaming")
-    try:
-        return plan.collect("chunked", progress=progress)
-    except NotGroupedError:
-        return plan.collect("streaming")
+    return engines.collect(
+        plan,
+        args.engine,
+        progress=progress,
+        memory_limit=args.memory_limit,
+        tmp_dir=args.tmp_dir,
+        input_bytes=size,
+    )
+
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "M": 2**20, "MB": 2**20, "G": 2**30,
+          "GB": 2**30, "T": 2**40, "TB": 2**40}  # fmt: skip
+
+
+def _bytes(text: str) -> int:
+    """A size such as ``2GB``, ``512M`` or ``1000000`` (bytes), for argparse."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    unit = match.group(2).upper() if match else ""
+    if not match or unit not in _UNITS or float(match.group(1)) <= 0:
+        msg = f"expected a size such as 2GB, 512MB or a number of bytes, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(float(match.group(1)) * _UNITS[unit])
 
 
 def _evaluate_plan(args: argparse.Namespace) -> Evaluation:

@@ -17,7 +17,7 @@ the audit counters and the validation counters. `evaluate` and `audit` are views
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,7 +52,6 @@ from .ranking import (
 )
 
 QUERIES = ("judged", "retrieved")
-ENGINES = ("in-memory", "streaming", "chunked")
 DUPLICATES = ("error", "max", "first")
 
 # Status columns (internal): audit counters per (keys..., query).
@@ -92,28 +91,6 @@ class Evaluation:
     # K when the measures read only each query's top K rows: the plan then ranks only those if
     # the queries have enough rows (`rows_per_query`), and the chunked engine counts them
     top_k: int | None = None
-
-    def collect(
-        self, engine: str = "in-memory", *, progress: Callable[[int], None] | None = None
-    ) -> Evaluation:
-        """The same evaluation with its per-query status computed, for several outputs.
-
-        `per_query`, `audit` and summaries of them are all views of one status frame; a caller
-        that wants several of them (the CLI) collects it once, here, instead of once each.
-        `engine`: Polars' ``"in-memory"`` or ``"streaming"`` engine on the whole plan, or
-        ``"chunked"``: the input read in chunks of whole queries, each evaluated on its own, in
-        memory bounded by the chunk size; it needs rows grouped by (by..., query) and raises
-        `NotGroupedError` otherwise (see `preval.chunks`). All give identical results.
-        `progress`, with the chunked engine, is called with the number of rows read so far.
-        """
-        if engine not in ENGINES:
-            msg = f"engine must be one of {', '.join(ENGINES)}, got {engine!r}"
-            raise InputError(msg)
-        if engine == "chunked":
-            from .chunks import collect_chunked  # the chunked engine builds plans of its own
-
-            return collect_chunked(self, progress=progress)
-        return dataclasses.replace(self, status=self.status.collect(engine=engine).lazy())
 
     @property
     def measure_names(self) -> list[str]:

@@ -47,20 +47,17 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 
-from . import io
-from .errors import InputError, PrevalError
-from .ranking import QUERY, RANK_BITS, run_number, run_starts
-
-if TYPE_CHECKING:
-    from .evaluate import Evaluation
+from .. import io
+from ..errors import InputError, PrevalError
+from ..evaluate import Evaluation, build_plan
+from ..ranking import QUERY, RANK_BITS, run_number, run_starts
 
 # Rows per chunk. Measured at 10M and 100M rows (100 docs per query): 1M-4M rows per chunk
 # run at the same speed; 2M keeps peak memory near 1 GB at 100M rows.
@@ -88,10 +85,18 @@ def collect_chunked(
     progress: Callable[[int], None] | None = None,
     chunk_rows: int = CHUNK_ROWS,
     workers: int = WORKERS,
+    chunks: Iterable[pl.DataFrame] | None = None,
+    disjoint: bool = False,
+    prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    tmp_dir: str | Path | None = None,
 ) -> Evaluation:
-    """`ev` with its status computed chunk by chunk (see the module docstring)."""
-    from .evaluate import build_plan
+    """`ev` with its status computed chunk by chunk (see the module docstring).
 
+    `chunks`: the frames to evaluate instead of the source's ranges, each group's rows
+    together; `disjoint`: no group is in two of them (the partitioned engine's buckets), so
+    there is nothing to check across chunks; `prepare`, run on the worker thread, puts each
+    of `chunks` into that shape first (its groups' rows together, in one piece of memory).
+    """
     if ev.source is None:
         msg = "this evaluation has no source to read in chunks"
         raise InputError(msg)
@@ -107,13 +112,13 @@ def collect_chunked(
         ).collect()
         options["qrels"] = qrels
         options["placeholders"] = False
-    if ev.source_by_range:
+    if ev.source_by_range and chunks is None:
         chunk_rows = _balanced(ev.source.select(pl.len()).collect().item(), chunk_rows, workers)
     query_keys = [c for c in ev.group if qrels is None or c in qrels.columns]
     if qrels is not None and len(query_keys) == 1:
         qrels = _sorted_by(qrels, query_keys[0])
 
-    tmp = tempfile.TemporaryDirectory(prefix="preval-")
+    tmp = tempfile.TemporaryDirectory(prefix="preval-", dir=tmp_dir)
     spill = Path(tmp.name)
     schema: pl.Schema | None = None
     spilled = 0
@@ -151,10 +156,13 @@ def collect_chunked(
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="preval-chunk")
     try:
-        for chunk in _chunks(ev.source, ev.group, chunk_rows, by_range=ev.source_by_range):
+        if chunks is None:
+            chunks = _chunks(ev.source, ev.group, chunk_rows, by_range=ev.source_by_range)
+        for chunk in chunks:
             rows_read += chunk.height
-            chunk = _flag_sorted(chunk, ev.group)
-            if ascending:
+            if prepare is None:
+                chunk = _flag_sorted(chunk, ev.group)
+            if ascending and not disjoint:
                 ascending, last = _ascending(
                     chunk[ev.group[0]] if len(ev.group) == 1 else None, last
                 )
@@ -166,7 +174,7 @@ def collect_chunked(
             # they are put together (the work item would hold them to the end)
             box = [chunk]
             del chunk
-            work = partial(_evaluate, box, dict(options), ev.group, look_for_order)
+            work = partial(_evaluate, box, dict(options), ev.group, look_for_order, prepare)
             pending.append((pool.submit(work), rows_read))
             # the pool starts a waiting chunk as soon as a worker is free
             while len(pending) >= workers + READ_AHEAD:
@@ -182,7 +190,7 @@ def collect_chunked(
         tmp.cleanup()
         return dataclasses.replace(ev, status=ev.status.collect().lazy())
     status = pl.scan_parquet(spill / "*.parquet")
-    if not ascending:
+    if not (ascending or disjoint):
         _check_across_chunks(status, ev)
     if in_query_order and qrels is None:  # (with qrels, unanswered queries come last)
         status = status.with_columns(pl.col(QUERY).set_sorted())
@@ -197,7 +205,11 @@ def collect_chunked(
 
 
 def _evaluate(
-    box: list[pl.DataFrame], options: dict, group: list[str], look_for_order: bool
+    box: list[pl.DataFrame],
+    options: dict,
+    group: list[str],
+    look_for_order: bool,
+    prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> tuple[pl.DataFrame, bool]:
     """The status of the chunk in `box` (taken out), and whether its rows came in ranking
     order (False if not asked).
@@ -208,9 +220,8 @@ def _evaluate(
     chunk in three or four pieces, one thread: 7 ms to copy once; evaluation 1.77 -> 1.61 G
     instructions, and 1.64 G if only the columns that are not gathered are copied).
     """
-    from .evaluate import build_plan
-
-    chunk = box.pop().rechunk()
+    chunk = box.pop()
+    chunk = chunk.rechunk() if prepare is None else _flag_sorted(prepare(chunk), group)
     plan = build_plan(chunk, **options)
     runs = None
     if plan.top_k is not None:
@@ -515,7 +526,7 @@ def _not_grouped(example: dict, group: list[str]) -> None:
     msg = (
         f"input: rows are not grouped by ({', '.join(group)}): the rows of {shown} are split "
         "by rows of other groups (rule: the chunked engine needs each group's rows "
-        "together; sort the input by those columns, or use --engine streaming)"
+        "together; use --engine partitioned (or auto), which takes rows in any order)"
     )
     raise NotGroupedError(msg)
 

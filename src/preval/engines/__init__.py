@@ -1,0 +1,125 @@
+"""Engines: how an evaluation plan is executed. One entry, `collect`; one module per engine.
+
+All give identical results; they differ in speed and memory by the shape of the input:
+
+* ``in-memory`` and ``streaming``: Polars' own engines on the whole plan (small inputs);
+* ``chunked``: rows grouped by (by..., query), read in chunks of whole queries, memory bounded
+  by the chunk (`chunked`);
+* ``partitioned``: rows in any order, brought together by a hash of the query, read whole or
+  spilled into buckets by a memory budget (`partitioned`);
+* ``auto``: chosen before any work from cheap facts: the input's size, and whether the first
+  rows are grouped by query (`choose`).
+
+The plan (`preval.evaluate`) knows nothing of engines; engines read the plan's source and
+options and rebuild it per chunk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+from ..errors import InputError
+from ..evaluate import Evaluation
+from ..ranking import run_starts
+from .chunked import NotGroupedError, collect_chunked
+from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
+
+ENGINES = ("in-memory", "streaming", "chunked", "partitioned")
+CHOICES = ("auto", *ENGINES)
+
+# auto: inputs up to this many bytes run in memory, as one plan
+SMALL_BYTES = 2**20
+# auto: the same for a frame or a Parquet file given without its size, in rows
+SMALL_ROWS = 20_000
+# auto: a run with separate qrels up to this many bytes (run + qrels) runs as one streaming
+# plan, which joins the judgments as fast as chunks do at that size
+SMALL_QRELS_BYTES = 2**28
+# auto: rows of the group columns read to tell whether the input is grouped by query
+SAMPLE_ROWS = 200_000
+
+__all__ = [
+    "CHOICES",
+    "DEFAULT_MEMORY_LIMIT",
+    "ENGINES",
+    "NotGroupedError",
+    "choose",
+    "collect",
+    "looks_grouped",
+]
+
+
+def collect(
+    plan: Evaluation,
+    engine: str = "auto",
+    *,
+    progress: Callable[[int], None] | None = None,
+    memory_limit: int | None = None,
+    tmp_dir: str | Path | None = None,
+    input_bytes: int | None = None,
+) -> Evaluation:
+    """`plan` with its per-query status computed by `engine` (one of `CHOICES`).
+
+    `progress` is called with the rows read so far (chunked and partitioned engines);
+    `memory_limit` (bytes) bounds what the partitioned engine reads at once; `tmp_dir` is where
+    spill files go (default ``TMPDIR``); `input_bytes`, the size of the input files, lets
+    ``auto`` choose without looking at the data when the input is small.
+    """
+    if engine not in CHOICES:
+        msg = f"engine must be one of {', '.join(CHOICES)}, got {engine!r}"
+        raise InputError(msg)
+    if memory_limit is not None and memory_limit <= 0:
+        msg = f"memory_limit must be a positive number of bytes, got {memory_limit!r}"
+        raise InputError(msg)
+    chosen = choose(plan, input_bytes) if engine == "auto" else engine
+    if chosen in ("in-memory", "streaming"):
+        return dataclasses.replace(plan, status=plan.status.collect(engine=chosen).lazy())
+    partitioned = {"progress": progress, "memory_limit": memory_limit, "tmp_dir": tmp_dir}
+    if chosen == "partitioned":
+        return collect_partitioned(plan, **partitioned)
+    try:
+        return collect_chunked(plan, progress=progress, tmp_dir=tmp_dir)
+    except NotGroupedError:
+        if engine != "auto":
+            raise
+        # the first rows were grouped, later ones are not (shards appended to one another)
+        return collect_partitioned(plan, **partitioned)
+
+
+def choose(plan: Evaluation, input_bytes: int | None = None) -> str:
+    """The engine ``auto`` runs, from the input's size and its first rows.
+
+    Small inputs (at most `SMALL_BYTES` of files, or a run with qrels up to
+    `SMALL_QRELS_BYTES`) run as one plan; larger ones go to the chunked engine when their first
+    `SAMPLE_ROWS` rows are grouped by (by..., query), else to the partitioned engine.
+    """
+    if plan.source is None:
+        return "in-memory"
+    if input_bytes is None and plan.source_by_range:  # a frame or Parquet: rows are cheap to count
+        small = plan.source.select(pl.len()).collect().item() <= SMALL_ROWS
+    else:
+        small = input_bytes is not None and input_bytes <= SMALL_BYTES
+    if small:
+        return "in-memory"
+    if (
+        plan.options.get("qrels") is not None
+        and input_bytes is not None
+        and input_bytes <= SMALL_QRELS_BYTES
+    ):
+        return "streaming"
+    grouped = looks_grouped(plan.source, plan.group, SAMPLE_ROWS)
+    return "chunked" if grouped else "partitioned"
+
+
+def looks_grouped(source: pl.LazyFrame, group: list[str], rows: int = SAMPLE_ROWS) -> bool:
+    """Whether the first `rows` rows of `source` hold each group's rows together: as many runs
+    of equal `group` keys as distinct groups. Reads only those rows of those columns."""
+    head = source.select(group).head(rows).collect()
+    if head.height == 0:
+        return True
+    runs = head.select(run_starts(group).sum()).item()
+    distinct = head.select(pl.struct(group).n_unique()).item()
+    return runs == distinct

@@ -1,0 +1,234 @@
+"""The partitioned engine: evaluate rows in any order, in memory bounded by a budget.
+
+The rows of a query may be anywhere in the input: a join of a run with its qrels, the part files
+of a Spark or DuckDB job, shards appended to one another, a pipeline that writes rows as it
+scores them. The engine brings each group's rows, (by..., query), together by a hash of the
+group keys, then evaluates the grouped rows with the chunked engine's machinery (same plan per
+chunk, two workers, statuses spilled), so the results are those of one plan over the input:
+
+* input that fits the memory budget is read whole and its rows are put in the order of their
+  hash (`group_together`: one sort of an integer key and one gather, no string comparison);
+* larger input is first scattered by ``hash % B`` into B bucket files in a temporary directory
+  (one streaming pass; a group's rows all land in one bucket, and B is chosen so that a
+  bucket fits the budget), then each bucket is read back and grouped the same way.
+
+No group is in two buckets, so nothing needs checking across chunks, and the order of the
+input never matters: only its size decides between the two paths. The temporary directory is
+removed on success, on error and on interruption; a run never reads another run's spill.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+
+import polars as pl
+
+from ..errors import InputError
+from ..evaluate import Evaluation
+from ..ranking import run_starts
+from .chunked import CHUNK_ROWS, WORKERS, _balanced, _ranges, collect_chunked
+
+# Bytes the engine may hold by default: the input read whole when it takes at most a third of
+# this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
+DEFAULT_MEMORY_LIMIT = 4 * 2**30
+# Rows read to estimate the input's bytes per row.
+SAMPLE_ROWS = 100_000
+# Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
+SPILL_RATIO = 0.6
+MAX_BUCKETS = 4096
+# Rows of the parts a bucket is divided into before its rows are put in order (about 8 MB)
+PART_ROWS = 200_000
+_BUCKET = "__preval_bucket"
+_KEY = "__preval_key"
+
+
+def collect_partitioned(
+    ev: Evaluation,
+    *,
+    progress: Callable[[int], None] | None = None,
+    memory_limit: int | None = None,
+    tmp_dir: str | Path | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+    workers: int = WORKERS,
+    buckets: int | None = None,
+) -> Evaluation:
+    """`ev` with its status computed from its rows in any order (see the module docstring).
+
+    `memory_limit` (bytes, default `DEFAULT_MEMORY_LIMIT`) decides whether the input is read
+    whole or spilled into buckets; `buckets` forces the spilled path with that many buckets.
+    `tmp_dir`: where spill files go (default: the system's temporary directory, ``TMPDIR``).
+    """
+    if ev.source is None:
+        msg = "this evaluation has no source to read"
+        raise InputError(msg)
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
+    rows, size = _size(ev.source)
+    n = max(1, math.ceil(rows / chunk_rows))
+    run = partial(
+        collect_chunked,
+        ev,
+        progress=progress,
+        workers=workers,
+        disjoint=True,
+        prepare=partial(group_together_in_parts, group=ev.group),
+        tmp_dir=tmp_dir,
+    )
+    if buckets is None and size * 3 <= limit:
+        batch_rows = _balanced(rows, chunk_rows, workers)
+        n = max(1, math.ceil(rows / batch_rows))
+        buckets_ = _in_memory_buckets(
+            ev.source, ev.group, n, by_range=ev.source_by_range, batch_rows=batch_rows
+        )
+        return run(chunks=_drain(buckets_))
+    if buckets is None:
+        buckets = min(MAX_BUCKETS, max(n, math.ceil(4 * size / limit)))
+    spill = tempfile.TemporaryDirectory(prefix="preval-buckets-", dir=tmp_dir)
+    try:
+        _check_free_disk(Path(spill.name), int(size * SPILL_RATIO), rows)
+        _scatter(ev.source, ev.group, buckets, Path(spill.name))
+        return run(chunks=_spilled_buckets(Path(spill.name)))
+    finally:
+        spill.cleanup()
+
+
+def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
+    """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys; `level` 1 takes
+    other bits of the hash than level 0 (a bucket is divided again by the bits it did not use)."""
+    keys = [pl.col(c) for c in group]
+    hashed = keys[0].hash() if len(keys) == 1 else pl.struct(keys).hash()
+    if level:
+        hashed = hashed // 2**32
+    return (hashed % buckets).alias(_BUCKET)
+
+
+def _drain(items: list[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The items of `items`, each removed from it as it is handed on (freed once evaluated)."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
+def _in_memory_buckets(
+    source: pl.LazyFrame, group: list[str], n: int, *, by_range: bool, batch_rows: int
+) -> list[pl.DataFrame]:
+    """`source`'s rows in `n` buckets of whole groups (each bucket's rows in any order, in
+    pieces). Read batch by batch, each batch divided among the buckets and then dropped, so
+    that the input is held once, not twice."""
+    pieces: list[list[pl.DataFrame]] = [[] for _ in range(n)]
+    batches = _ranges(source, batch_rows) if by_range else source.collect_batches(
+        chunk_size=batch_rows
+    )
+    for batch in batches:
+        if n == 1:
+            pieces[0].append(batch)
+            continue
+        parts = batch.with_columns(_bucket_of(group, n)).partition_by(
+            _BUCKET, include_key=False, as_dict=True
+        )
+        del batch
+        for (bucket,), part in parts.items():
+            pieces[bucket].append(part)
+    return [pl.concat(bucket, rechunk=False) for bucket in pieces if bucket]
+
+
+def group_together_in_parts(frame: pl.DataFrame, group: list[str]) -> pl.DataFrame:
+    """`group_together` on a bucket, part by part: the bucket is divided again by the hash
+    into parts of about `PART_ROWS` rows, small enough that the random reads of putting each
+    part's rows in order stay in the processor's cache, and the parts are put one after the
+    other (their groups differ)."""
+    parts = math.ceil(frame.height / PART_ROWS)
+    if parts <= 1:
+        return group_together(frame, group)
+    divided = frame.with_columns(_bucket_of(group, parts, level=1)).partition_by(
+        _BUCKET, include_key=False
+    )
+    return pl.concat([group_together(part, group) for part in divided], rechunk=True)
+
+
+def group_together(
+    frame: pl.DataFrame, group: list[str], *, hash_bits: int | None = None
+) -> pl.DataFrame:
+    """`frame` with the rows of each group (equal `group` keys) next to each other.
+
+    Groups come in the order of their keys' hash, and the rows of a group in their input order
+    (which a tie rule or a dedupe may read). The sort key is the hash's top bits above the row
+    number, one Int64, sorted by value; two groups whose hashes share those bits would
+    interleave, so the rows of any such run of equal bits that holds several groups are put in
+    order by their keys as well (`hash_bits`, for tests: fewer bits, more such runs).
+    """
+    n = frame.height
+    if n == 0:
+        return frame
+    row_bits = max(n.bit_length(), 1)
+    bits = 63 - row_bits if hash_bits is None else hash_bits
+    keys = [pl.col(c) for c in group]
+    hashed = keys[0].hash() if len(keys) == 1 else pl.struct(keys).hash()
+    prefix = (hashed // 2 ** (64 - bits)).cast(pl.Int64) if bits > 0 else pl.lit(0, pl.Int64)
+    key = frame.select(
+        (prefix * 2**row_bits + pl.int_range(pl.len(), dtype=pl.Int64)).sort().alias(_KEY)
+    )
+    order = key.select((pl.col(_KEY) % 2**row_bits).cast(pl.get_index_type())).to_series()
+    grouped = frame.select(pl.all().gather(order))
+    # every change of hash bits is a change of group; a change of group within a run of equal
+    # bits means two groups share them
+    starts = grouped.select(run_starts(group).alias("group")).with_columns(
+        key.select(run_starts([pl.col(_KEY) // 2**row_bits]).alias("bits"))
+    )
+    if starts["group"].sum() == starts["bits"].sum():
+        return grouped
+    shared = starts.select(
+        (pl.col("group") & ~pl.col("bits")).any().over(pl.col("bits").cum_sum()).alias("shared")
+    ).to_series()
+    at = shared.arg_true()
+    rows = grouped.select(keys).gather(at).with_columns(
+        (key.to_series().gather(at) // 2**row_bits).alias(_KEY)
+    )
+    resort = rows.select(pl.arg_sort_by([_KEY, *group], maintain_order=True)).to_series()
+    order = order.scatter(at, order.gather(at).gather(resort))
+    return frame.select(pl.all().gather(order))
+
+
+def _size(source: pl.LazyFrame | pl.DataFrame) -> tuple[int, int]:
+    """Rows and estimated bytes in memory of `source` (from a sample's bytes per row)."""
+    lf = source.lazy()
+    rows = lf.select(pl.len()).collect().item()
+    sample = lf.head(SAMPLE_ROWS).collect()
+    per_row = sample.estimated_size() / max(sample.height, 1)
+    return rows, int(per_row * rows)
+
+
+def _check_free_disk(folder: Path, needed: int, rows: int) -> None:
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        msg = (
+            f"not enough free disk for the partitioned engine's spill in {folder.parent}: "
+            f"{rows:,} rows need about {needed / 2**30:.1f} GB, {free / 2**30:.1f} GB are free "
+            "(set --tmp-dir or TMPDIR to a larger disk, or raise --memory-limit)"
+        )
+        raise InputError(msg)
+
+
+def _scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) -> None:
+    """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`."""
+    try:
+        source.lazy().sink_ipc(
+            pl.PartitionBy(folder, key=_bucket_of(group, buckets), include_key=False),
+            compression="lz4",
+        )
+    except (pl.exceptions.ComputeError, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "space" in first.lower():
+            msg = f"spilling to {folder.parent} failed: {first} (set --tmp-dir or TMPDIR)"
+            raise InputError(msg) from exc
+        raise
+
+
+def _spilled_buckets(folder: Path) -> Iterator[pl.DataFrame]:
+    """Each bucket's rows, read back (in any order)."""
+    for bucket in sorted(folder.glob(f"{_BUCKET}=*")):
+        yield pl.scan_ipc(sorted(bucket.glob("*.ipc"))).collect()

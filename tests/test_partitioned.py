@@ -1,0 +1,191 @@
+"""The partitioned engine (issue 21): rows in any order give one plan's results, in memory or
+spilled to buckets, and its spill never outlives the run."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import preval
+from preval import engines
+from preval.engines import partitioned
+from tests.test_chunked import assert_same, systems
+from tests.test_properties import MEASURES, cases, frames, joined
+
+build_plan = importlib.import_module("preval.evaluate").build_plan
+ROOT = Path(__file__).resolve().parents[1]
+PARQUET = ROOT / "fixtures" / "example.parquet"
+
+
+def shuffled(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
+    return frame.sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=cases(),
+    seed=st.integers(0, 2**16),
+    chunk_rows=st.integers(1, 9),
+    spilled=st.sampled_from([None, 1, 3]),
+    depth=st.sampled_from([None, 2]),
+    queries=st.sampled_from(["judged", "retrieved"]),
+    ties=st.sampled_from(["trec", "input"]),
+    two_systems=st.booleans(),
+)
+def test_rows_in_any_order_give_one_plans_results(
+    case, seed, chunk_rows, spilled, depth, queries, ties, two_systems, tmp_path_factory
+) -> None:
+    # Any permutation of the rows, read whole (spilled=None) or through 1 or 3 spilled
+    # buckets, in chunks of 1-9 rows: the same per-query table, audit and summary as one plan
+    # over the same rows. With ties="input" the input order is a tie-breaker, so the rows keep
+    # their order within a query through the engine (compared with one plan of the same
+    # permutation); with ties="trec" any permutation gives the grouped input's results.
+    run_rows, qrels = case
+    run, qrels_df = frames(run_rows, qrels)
+    table = joined(run_rows, qrels)
+    by = "system" if two_systems else None
+    if two_systems:
+        run, table = systems(run), systems(table)
+    options = {"depth": depth, "queries": queries, "ties": ties, "by": by}
+    spill = tmp_path_factory.mktemp("spill")
+    for data, q in ((run, qrels_df), (table, None)):
+        mixed = shuffled(data, seed)
+        plan = build_plan(mixed, MEASURES, qrels=q, **options)
+        got = partitioned.collect_partitioned(
+            plan, chunk_rows=chunk_rows, buckets=spilled, tmp_dir=spill
+        )
+        assert_same(got, plan)
+        if ties == "trec":
+            assert_same(got, build_plan(data, MEASURES, qrels=q, **options))
+        del got
+    assert list(spill.iterdir()) == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["s1", "s2"]), st.integers(0, 40), st.integers(0, 10**6)),
+        max_size=200,
+    ),
+    hash_bits=st.sampled_from([None, 0, 1, 2, 4]),
+)
+def test_group_together_keeps_groups_whole_and_their_rows_in_order(rows, hash_bits) -> None:
+    # Few hash bits make groups share them (0 bits: all of them): those runs are sorted by key
+    frame = pl.DataFrame(rows, schema=["system", "query", "value"], orient="row")
+    frame = frame.with_row_index("row")
+    grouped = partitioned.group_together(frame, ["system", "query"], hash_bits=hash_bits)
+    assert sorted(grouped.rows()) == sorted(frame.rows())  # the same rows
+    keys = list(zip(grouped["system"], grouped["query"], strict=True))
+    runs = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+    assert len(runs) == len(set(runs))  # each group in one run
+    for _, part in grouped.group_by(["system", "query"]):
+        assert part["row"].is_sorted()  # input order within a group
+
+
+def test_group_together_in_parts_divides_large_buckets(monkeypatch) -> None:
+    monkeypatch.setattr(partitioned, "PART_ROWS", 50)
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame({"query": rng.integers(0, 97, 2000), "row": np.arange(2000)})
+    grouped = partitioned.group_together_in_parts(frame, ["query"])
+    assert grouped.n_chunks() == 1
+    assert grouped.height == 2000
+    assert grouped["query"].rle_id().max() + 1 == grouped["query"].n_unique()
+    assert grouped.group_by("query").agg(pl.col("row").is_sorted())["row"].all()
+
+
+def test_example_in_join_order_through_every_path(tmp_path: Path) -> None:
+    table = shuffled(pl.read_parquet(PARQUET), 7)
+    path = tmp_path / "mixed.parquet"
+    table.write_parquet(path, row_group_size=5000)
+    measures = ["AP", "nDCG@10", "P@5", "RR", "NumRet"]
+    want = build_plan(PARQUET, measures, by="system")
+    for source in (table, path):
+        plan = build_plan(source, measures, by="system")
+        assert_same(partitioned.collect_partitioned(plan, chunk_rows=4000), want)
+        spilled = partitioned.collect_partitioned(plan, chunk_rows=4000, memory_limit=10_000)
+        assert_same(spilled, want)
+        assert_same(engines.collect(plan, "partitioned"), want)
+
+
+def test_bad_data_raises_and_leaves_no_spill(tmp_path: Path) -> None:
+    table = shuffled(pl.read_parquet(PARQUET), 1)
+    bad = table.with_columns(
+        score=pl.when(pl.int_range(pl.len()) == 20_000).then(float("nan")).otherwise("score")
+    )
+    plan = build_plan(bad, ["AP"], by="system")
+    for buckets in (None, 4):
+        with pytest.raises(preval.InvalidValueError, match="NaN in 1 rows"):
+            partitioned.collect_partitioned(plan, chunk_rows=3000, buckets=buckets,
+                                            tmp_dir=tmp_path)  # fmt: skip
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_too_little_free_disk_is_an_error_before_spilling(tmp_path: Path, monkeypatch) -> None:
+    real = shutil.disk_usage
+    monkeypatch.setattr(partitioned.shutil, "disk_usage", lambda p: real(p)._replace(free=1_000))
+    plan = build_plan(PARQUET, ["AP"], by="system")
+    with pytest.raises(preval.InputError, match="not enough free disk") as info:
+        partitioned.collect_partitioned(plan, buckets=4, tmp_dir=tmp_path)
+    assert "--tmp-dir" in str(info.value) and "rows need about" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_auto_chooses_from_the_first_rows(tmp_path: Path) -> None:
+    grouped = pl.read_parquet(PARQUET)
+    mixed = tmp_path / "mixed.parquet"
+    shuffled(grouped, 2).write_parquet(mixed)
+    assert engines.choose(build_plan(PARQUET, ["AP"], by="system"), 10**9) == "chunked"
+    assert engines.choose(build_plan(mixed, ["AP"], by="system"), 10**9) == "partitioned"
+    assert engines.choose(build_plan(mixed, ["AP"], by="system"), 1000) == "in-memory"
+    assert engines.choose(build_plan(grouped.head(100), ["AP"], by="system")) == "in-memory"
+    assert engines.looks_grouped(pl.LazyFrame({"q": ["a", "a", "b"]}), ["q"])
+    assert not engines.looks_grouped(pl.LazyFrame({"q": ["a", "b", "a"]}), ["q"])
+
+
+def test_auto_recovers_when_only_the_first_rows_are_grouped(monkeypatch) -> None:
+    # Two shards appended: each grouped, their queries overlapping. The first rows look grouped,
+    # the chunked engine finds the split at the end, and auto evaluates with the other engine.
+    table = pl.read_parquet(PARQUET)
+    shards = pl.concat([table.filter(pl.col("doc") < "d5"), table.filter(pl.col("doc") >= "d5")])
+    plan = build_plan(shards, ["AP", "P@10"], by="system")
+    monkeypatch.setattr(engines, "SMALL_ROWS", 0)
+    monkeypatch.setattr(engines, "SAMPLE_ROWS", 5000)  # the first shard's rows only
+    assert engines.choose(plan) == "chunked"
+    assert_same(engines.collect(plan), build_plan(PARQUET, ["AP", "P@10"], by="system"))
+
+
+def test_memory_limit_and_tmp_dir_on_the_command_line(tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed.parquet"
+    shuffled(pl.read_parquet(PARQUET), 5).write_parquet(mixed)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+
+    def run(*args: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "preval", "evaluate", *map(str, args)],
+            capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "TMPDIR": str(tmp_path / "nowhere")},
+        )  # fmt: skip
+
+    want = run(PARQUET, "--by", "system", "--engine", "in-memory")
+    assert want.returncode == 0, want.stderr
+    got = run(mixed, "--by", "system", "--engine", "partitioned", "--memory-limit", "10KB",
+              "--tmp-dir", spill)  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout
+    assert list(spill.iterdir()) == []
+    for bad, words in (("--memory-limit=lots", "expected a size"),
+                       ("--tmp-dir=/no/such/dir", "no such directory")):  # fmt: skip
+        result = run(mixed, "--engine", "partitioned", bad)
+        assert result.returncode == 2
+        assert words in result.stderr and "Traceback" not in result.stderr
