@@ -10,6 +10,11 @@ Usage::
 run file ``OUT.run`` (``qid Q0 docno rank score tag``) and a qrels file
 ``OUT.qrels`` (``qid 0 docno rel``); a ``.parquet`` suffix on OUT is dropped.
 
+``--order join`` writes the same rows in random order, as a join of a run with its qrels or a
+Spark job's part files leave them (each row's position drawn at random, so a query's rows are
+spread over the whole file). The shuffle is external: rows go to random buckets on disk first,
+then each bucket is shuffled in memory, so memory stays bounded at any size.
+
 Data: ``ceil(rows / docs-per-query)`` queries with ``docs-per-query`` docs each
 (the last query may be shorter); ids are strings ``q0000123`` / ``d0004567``
 (or Int64 with ``--int-ids``); labels 0/1/2 with P = 0.90/0.07/0.03 (~10%
@@ -101,6 +106,24 @@ def write_trec(run_path: Path, qrels_path: Path, frames, tag: str) -> None:
             )
 
 
+def join_order(frames, rows: int, seed: int, chunk_rows: int, folder: Path):
+    """`frames`' rows in random order: scattered to random buckets on disk, then each bucket
+    shuffled in memory (a bucket has about `chunk_rows` rows)."""
+    buckets = max(1, -(-rows // chunk_rows))
+    rng = np.random.default_rng(seed + 1)
+    for i, df in enumerate(frames):
+        df = df.with_columns(_bucket=pl.Series(rng.integers(0, buckets, df.height)))
+        for (b,), part in df.partition_by("_bucket", as_dict=True, include_key=False).items():
+            part.write_ipc(folder / f"{b:06d}-{i:06d}.ipc")
+    for b in range(buckets):
+        files = sorted(folder.glob(f"{b:06d}-*.ipc"))
+        if files:
+            df = pl.scan_ipc(files).collect()
+            for f in files:
+                f.unlink()
+            yield df.sample(fraction=1.0, shuffle=True, seed=seed + b)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Generate a synthetic joined table (or TREC run + qrels)."
@@ -125,6 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         help="rows generated per chunk (rounded to whole queries)",
     )
     parser.add_argument("--row-group-rows", type=int, default=1_000_000)
+    parser.add_argument(
+        "--order",
+        choices=["grouped", "join"],
+        default="grouped",
+        help="grouped by query (default) or join order: each row's position drawn at random",
+    )
     parser.add_argument("--tag", default="synthetic", help="TREC run tag")
     args = parser.parse_args(argv)
     if args.rows <= 0 or args.docs_per_query <= 0:
@@ -137,7 +166,16 @@ def main(argv: list[str] | None = None) -> int:
         args.rows, args.docs_per_query, args.seed, args.int_ids, args.chunk_rows, args.ranked
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    if args.format == "parquet":
+    if args.order == "join" and args.format != "parquet":
+        parser.error("--order join writes Parquet only")
+    if args.format == "parquet" and args.order == "join":
+        import tempfile
+
+        with tempfile.TemporaryDirectory(dir=args.out.parent, prefix=".shuffle-") as tmp:
+            mixed = join_order(frames, args.rows, args.seed, args.chunk_rows, Path(tmp))
+            write_parquet(args.out, mixed, args.row_group_rows)
+        written = [args.out]
+    elif args.format == "parquet":
         write_parquet(args.out, frames, args.row_group_rows)
         written = [args.out]
     else:

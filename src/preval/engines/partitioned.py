@@ -120,8 +120,8 @@ def _in_memory_buckets(
     pieces). Read batch by batch, each batch divided among the buckets and then dropped, so
     that the input is held once, not twice."""
     pieces: list[list[pl.DataFrame]] = [[] for _ in range(n)]
-    batches = _ranges(source, batch_rows) if by_range else source.collect_batches(
-        chunk_size=batch_rows
+    batches = (
+        _ranges(source, batch_rows) if by_range else source.collect_batches(chunk_size=batch_rows)
     )
     for batch in batches:
         if n == 1:
@@ -185,8 +185,10 @@ def group_together(
         (pl.col("group") & ~pl.col("bits")).any().over(pl.col("bits").cum_sum()).alias("shared")
     ).to_series()
     at = shared.arg_true()
-    rows = grouped.select(keys).gather(at).with_columns(
-        (key.to_series().gather(at) // 2**row_bits).alias(_KEY)
+    rows = (
+        grouped.select(keys)
+        .gather(at)
+        .with_columns((key.to_series().gather(at) // 2**row_bits).alias(_KEY))
     )
     resort = rows.select(pl.arg_sort_by([_KEY, *group], maintain_order=True)).to_series()
     order = order.scatter(at, order.gather(at).gather(resort))
