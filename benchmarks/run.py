@@ -97,6 +97,19 @@ def build_preval(ctx: Context) -> list[str]:
     return [*cmd, "--summary", str(ctx.workdir / "preval_summary.csv")]
 
 
+def build_preval_engine(engine: str) -> Callable[[Context], list[str]]:
+    """`preval evaluate --engine ENGINE`: the engines side by side on the same data."""
+
+    def build(ctx: Context) -> list[str]:
+        return [*build_preval(ctx), "--engine", engine]
+
+    return build
+
+
+def build_duckdb(ctx: Context) -> list[str]:
+    return _parquet_peer("duckdb", "duckdb_peer.py", ctx)
+
+
 def build_pytrec_eval(ctx: Context) -> list[str]:
     if importlib.util.find_spec("pytrec_eval") is None:
         msg = "pytrec_eval is not importable"
@@ -184,9 +197,15 @@ TOOLS: dict[str, dict[str, Callable[[Context], list[str]]]] = {
     "parquet": {
         "floor": build_floor,
         "preval": build_preval,
+        "duckdb": build_duckdb,
         "pytrec_eval": build_pytrec_eval,
         "ranx": build_ranx,
         "ir_measures": build_ir_measures,
+        # the engines one by one (not run unless named with --tools)
+        **{
+            f"preval-{e}": build_preval_engine(e)
+            for e in ("chunked", "partitioned", "streaming", "in-memory")
+        },
     },
     "trec": {
         "floor-trec": build_floor_trec,
@@ -359,10 +378,12 @@ def ensure_data(
     timeout: float,
     fmt: str = "parquet",
     ranked: bool = False,
+    order: str = "grouped",
 ) -> list[Path]:
     """The cached data files: ``[table.parquet]`` or ``[run, qrels]`` (generated if missing)."""
     ranked = ranked and fmt == "parquet"  # TREC runs are always written in rank order
     stem = f"rows{rows}_dpq{dpq}_seed{seed}{'_int' if int_ids else ''}{'_ranked' if ranked else ''}"
+    stem += "_join" if order == "join" else ""
     suffixes = [".parquet"] if fmt == "parquet" else [".run", ".qrels"]
     paths = [data_dir / (stem + s) for s in suffixes]
     if all(p.exists() for p in paths):
@@ -389,6 +410,8 @@ def ensure_data(
         cmd.append("--int-ids")
     if ranked:
         cmd.append("--ranked")
+    if order == "join":
+        cmd += ["--order", "join"]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, timeout=timeout)
     for t, p in zip(tmps, paths, strict=True):
@@ -414,7 +437,7 @@ def machine() -> str:
         pass
     versions = []
     dists = {"pytrec_eval": "pytrec_eval-terrier", "ir_measures": "ir-measures"}
-    for mod in ("polars", "pyarrow", "pytrec_eval", "ranx", "ir_measures"):
+    for mod in ("polars", "pyarrow", "duckdb", "pytrec_eval", "ranx", "ir_measures"):
         try:
             from importlib.metadata import version
 
@@ -431,6 +454,7 @@ def fmt(x: float, spec: str) -> str:
     return "" if x != x else format(x, spec)  # NaN -> empty
 
 
+JOIN_TEXT = "rows in join order (each at a random position); "
 FORMAT_TEXT = {
     "parquet": "parquet (one joined table `query, doc, score, label`, zstd)",
     "trec": "trec (a TREC run file + a qrels file, plain text, single spaces)",
@@ -450,6 +474,7 @@ def report(
         f"Measures: {' '.join(args.measures)}; docs per query: {args.docs_per_query}; "
         f"{'Int64' if args.int_ids else 'string'} ids; "
         f"{'rows in ranking order within each query; ' if args.ranked else ''}"
+        f"{JOIN_TEXT if getattr(args, 'order', '') == 'join' else ''}"
         f"median of {args.repeat} "
         f"run(s), the tools taking turns, data in the page cache; timeout {args.timeout:g} s. "
         f"Wall time is end to end (process start, imports, {reading}, computing, writing); "
@@ -467,11 +492,11 @@ def report(
         "| × floor RSS | status |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    mine = {
-        rows: statistics.median(o.wall)
-        for rows, name, o in results
-        if name.startswith("preval") and o.status == "ok"
-    }
+    # "× preval" compares with `preval` (auto); without it, with the first preval engine run
+    mine: dict[int, float] = {}
+    for rows, name, o in sorted(results, key=lambda r: r[1] not in ("preval", "preval-trec")):
+        if name.startswith("preval") and o.status == "ok":
+            mine.setdefault(rows, statistics.median(o.wall))
     floors: dict[int, Outcome] = {
         rows: o for rows, name, o in results if name in FLOOR.values() and o.status == "ok"
     }
@@ -538,6 +563,12 @@ def main(argv: list[str] | None = None) -> int:
         help="Parquet rows in ranking order within each query, as TREC runs are",
     )
     parser.add_argument(
+        "--order",
+        choices=["grouped", "join"],
+        default="grouped",
+        help="rows grouped by query (default) or in join order (each at a random position)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds per subprocess (default 600)"
     )
     parser.add_argument(
@@ -560,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.tools is None:
-        args.tools = list(TOOLS[args.format])
+        args.tools = [t for t in TOOLS[args.format] if not t.startswith("preval-")]
     wrong = [t for t in args.tools if FORMAT_OF[t] != args.format]
     if wrong:
         parser.error(f"--tools {' '.join(wrong)}: not a tool of --format {args.format}")
@@ -582,6 +613,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.timeout,
                 args.format,
                 args.ranked,
+                args.order,
             )
             data, qrels = paths[0], (paths[1] if len(paths) > 1 else None)
             print(f"{human(rows)} rows: {' + '.join(map(str, paths))}", file=sys.stderr)
