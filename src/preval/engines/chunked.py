@@ -85,9 +85,9 @@ def collect_chunked(
     progress: Callable[[int], None] | None = None,
     chunk_rows: int = CHUNK_ROWS,
     workers: int = WORKERS,
-    chunks: Iterable[pl.DataFrame] | None = None,
+    chunks: Iterable[pl.DataFrame | list[pl.DataFrame]] | None = None,
     disjoint: bool = False,
-    prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
     tmp_dir: str | Path | None = None,
 ) -> Evaluation:
     """`ev` with its status computed chunk by chunk (see the module docstring).
@@ -95,7 +95,8 @@ def collect_chunked(
     `chunks`: the frames to evaluate instead of the source's ranges, each group's rows
     together; `disjoint`: no group is in two of them (the partitioned engine's buckets), so
     there is nothing to check across chunks; `prepare`, run on the worker thread, puts each
-    of `chunks` into that shape first (its groups' rows together, in one piece of memory).
+    of `chunks` (a frame, or a list of parts) into that shape first: its groups' rows
+    together, in one piece of memory.
     """
     if ev.source is None:
         msg = "this evaluation has no source to read in chunks"
@@ -158,10 +159,12 @@ def collect_chunked(
     try:
         if chunks is None:
             chunks = _chunks(ev.source, ev.group, chunk_rows, by_range=ev.source_by_range)
-        for chunk in chunks:
+        for item in chunks:
+            # a chunk for `prepare` may come as a list of parts; this thread sees them as one
+            chunk = item if isinstance(item, pl.DataFrame) else pl.concat(item, rechunk=False)
             rows_read += chunk.height
             if prepare is None:
-                chunk = _flag_sorted(chunk, ev.group)
+                item = chunk = _flag_sorted(chunk, ev.group)
             if ascending and not disjoint:
                 ascending, last = _ascending(
                     chunk[ev.group[0]] if len(ev.group) == 1 else None, last
@@ -172,8 +175,8 @@ def collect_chunked(
                 options["qrels"] = _judgments_of(qrels, chunk, query_keys)
             # handed over in a box the worker empties: the chunk's pieces are freed as soon as
             # they are put together (the work item would hold them to the end)
-            box = [chunk]
-            del chunk
+            box = [item]
+            del chunk, item
             work = partial(_evaluate, box, dict(options), ev.group, look_for_order, prepare)
             pending.append((pool.submit(work), rows_read))
             # the pool starts a waiting chunk as soon as a worker is free
@@ -205,11 +208,11 @@ def collect_chunked(
 
 
 def _evaluate(
-    box: list[pl.DataFrame],
+    box: list,
     options: dict,
     group: list[str],
     look_for_order: bool,
-    prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
 ) -> tuple[pl.DataFrame, bool]:
     """The status of the chunk in `box` (taken out), and whether its rows came in ranking
     order (False if not asked).

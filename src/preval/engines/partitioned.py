@@ -106,7 +106,7 @@ def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
     return (hashed % buckets).alias(_BUCKET)
 
 
-def _drain(items: list[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+def _drain(items: list) -> Iterator:
     """The items of `items`, each removed from it as it is handed on (freed once evaluated)."""
     items.reverse()
     while items:
@@ -115,39 +115,48 @@ def _drain(items: list[pl.DataFrame]) -> Iterator[pl.DataFrame]:
 
 def _in_memory_buckets(
     source: pl.LazyFrame, group: list[str], n: int, *, by_range: bool, batch_rows: int
-) -> list[pl.DataFrame]:
-    """`source`'s rows in `n` buckets of whole groups (each bucket's rows in any order, in
-    pieces). Read batch by batch, each batch divided among the buckets and then dropped, so
-    that the input is held once, not twice."""
-    pieces: list[list[pl.DataFrame]] = [[] for _ in range(n)]
+) -> list[list[pl.DataFrame]]:
+    """`source`'s rows in `n` buckets of whole groups, each bucket a list of parts of about
+    `PART_ROWS` rows (a part's rows in any order, in pieces).
+
+    Read batch by batch, each batch divided at once among the buckets' parts and then
+    dropped: the input is held once, and a bucket needs no dividing again on its worker.
+    """
+    parts = max(1, math.ceil(batch_rows / PART_ROWS))
+    pieces: dict[int, list[pl.DataFrame]] = {}
     batches = (
         _ranges(source, batch_rows) if by_range else source.collect_batches(chunk_size=batch_rows)
     )
     for batch in batches:
-        if n == 1:
-            pieces[0].append(batch)
-            continue
-        parts = batch.with_columns(_bucket_of(group, n)).partition_by(
-            _BUCKET, include_key=False, as_dict=True
+        keyed = batch.with_columns(
+            (_bucket_of(group, n) * parts + _bucket_of(group, parts, level=1)).alias(_BUCKET)
         )
         del batch
-        for (bucket,), part in parts.items():
-            pieces[bucket].append(part)
-    return [pl.concat(bucket, rechunk=False) for bucket in pieces if bucket]
+        for (key,), part in keyed.partition_by(_BUCKET, include_key=False, as_dict=True).items():
+            pieces.setdefault(key, []).append(part)
+    return [
+        [pl.concat(pieces[key], rechunk=False) for key in range(b * parts, (b + 1) * parts)
+         if key in pieces]
+        for b in range(n)
+        if any(key in pieces for key in range(b * parts, (b + 1) * parts))
+    ]  # fmt: skip
 
 
-def group_together_in_parts(frame: pl.DataFrame, group: list[str]) -> pl.DataFrame:
-    """`group_together` on a bucket, part by part: the bucket is divided again by the hash
-    into parts of about `PART_ROWS` rows, small enough that the random reads of putting each
-    part's rows in order stay in the processor's cache, and the parts are put one after the
-    other (their groups differ)."""
-    parts = math.ceil(frame.height / PART_ROWS)
-    if parts <= 1:
-        return group_together(frame, group)
-    divided = frame.with_columns(_bucket_of(group, parts, level=1)).partition_by(
-        _BUCKET, include_key=False
-    )
-    return pl.concat([group_together(part, group) for part in divided], rechunk=True)
+def group_together_in_parts(
+    frame: pl.DataFrame | list[pl.DataFrame], group: list[str]
+) -> pl.DataFrame:
+    """`group_together` on a bucket, part by part, the parts put one after the other (their
+    groups differ). Parts of about `PART_ROWS` rows are small enough that the random reads of
+    putting a part's rows in order stay in the processor's cache. `frame`: a bucket, divided
+    here by other bits of the hash than those that made it; or a list of parts already."""
+    if isinstance(frame, pl.DataFrame):
+        parts = math.ceil(frame.height / PART_ROWS)
+        if parts <= 1:
+            return group_together(frame, group).rechunk()
+        frame = frame.with_columns(_bucket_of(group, parts, level=1)).partition_by(
+            _BUCKET, include_key=False
+        )
+    return pl.concat([group_together(part, group) for part in frame], rechunk=True)
 
 
 def group_together(
