@@ -16,6 +16,8 @@ from tests.test_properties import MEASURES, cases, frames, joined
 
 chunks = importlib.import_module("preval.engines.chunked")
 build_plan = importlib.import_module("preval.evaluate").build_plan
+build = importlib.import_module("preval.evaluate").build
+Hints = importlib.import_module("preval.options").Hints
 
 ROOT = Path(__file__).resolve().parents[1]
 PARQUET = ROOT / "fixtures" / "example.parquet"
@@ -310,7 +312,7 @@ def test_ranked_input_skips_the_sort_and_gives_the_same_results(
         plan = build_plan(data, MEASURES, qrels=q, **options)
         assert plan.in_rank_order.collect().item()  # so every chunk takes the presorted plan
         assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
-        presorted = build_plan(data, MEASURES, qrels=q, _presorted=True, **options)
+        presorted = build(data, plan.recipe, Hints(presorted=True))
         assert_same(presorted, plan)
 
 
@@ -496,9 +498,11 @@ def test_presorted_plans_divide_as_the_sorted_plan() -> None:
         {"query": ["q1", "q2", "q2"], "doc": ["d0", "d0", "d1"], "label": [-1, 1, 1]}
     )
     measure = "F(beta=0.5)@3"
+    base = build_plan(run, [measure], qrels=qrels, by="system")
     plans = [
-        build_plan(run, [measure], qrels=qrels, by="system", **options)
-        for options in ({}, {"_presorted": True}, {"_presorted": True, "_contiguous": True})
+        base,
+        build(run, base.recipe, Hints(presorted=True)),
+        build(run, base.recipe, Hints(presorted=True, contiguous=True)),
     ]
     for plan in plans:
         for engine in ("in-memory", "streaming"):
@@ -512,7 +516,7 @@ def test_contiguous_groups_are_taken_as_runs() -> None:
     table = shuffled.sort("system", "query", pl.col("score").cast(pl.Float32), "doc",
                           descending=[False, False, True, True], nulls_last=True)  # fmt: skip
     plan = build_plan(table, MEASURES, by="system")
-    runs = build_plan(table, MEASURES, by="system", _presorted=True, _contiguous=True)
+    runs = build(table, plan.recipe, Hints(presorted=True, contiguous=True))
     assert '"_run"' in runs.status.explain() and '"_run"' not in plan.status.explain()
     assert_same(runs, plan)
 
@@ -553,13 +557,13 @@ def test_chunks_are_evaluated_in_one_piece_per_column(monkeypatch, tmp_path, ord
     plan = build_plan(path, MEASURES, **options)
     evaluated: list[pl.DataFrame] = []
 
-    def spy(data, *args, **kwargs):
+    def spy(data, recipe, hints=None):
         # the plan whose status is collected: presorted, or told the chunk's rows per query
-        if kwargs.get("_presorted") or kwargs.get("rows_per_query") is not None:
+        if hints is not None and (hints.presorted or hints.rows_per_query is not None):
             evaluated.append(data)
-        return build_plan(data, *args, **kwargs)
+        return build(data, recipe, hints)
 
-    monkeypatch.setattr(chunks, "build_plan", spy)
+    monkeypatch.setattr(chunks, "build", spy)
     assert_same(chunks.collect_chunked(plan, chunk_rows=2000, workers=1), plan)
     assert len(evaluated) >= table.height // 4000
     assert {c[n].n_chunks() for c in evaluated for n in c.columns} == {1}

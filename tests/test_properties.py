@@ -241,6 +241,7 @@ TOP_MEASURES = [
     and isinstance(preval.measures.parse(m).cutoff, int)
 ]
 _EVALUATE = __import__("sys").modules["preval.evaluate"]
+Hints = preval.options.Hints
 
 
 def test_top_measures_get_the_top_k_plan() -> None:
@@ -256,9 +257,12 @@ def test_top_measures_get_the_top_k_plan() -> None:
         (TOP_MEASURES, {**many, "depth": 3}),
         (TOP_MEASURES, {**many, "judged_only": True}),
         (TOP_MEASURES, {**many, "convention": "lingpipe"}),
-        (TOP_MEASURES, {**many, "_presorted": True}),
     ):
         assert "top_k" not in preval.plan(empty, measures, **options).status.explain(), options
+    # rows already in ranking order: nothing to gain from ranking only the top K
+    presorted = Hints(rows_per_query=10 * 5, presorted=True)
+    plan = preval.plan(empty, TOP_MEASURES, **many)
+    assert "top_k" not in _EVALUATE.build(empty, plan.recipe, presorted).status.explain()
 
 
 SCHEMA = {"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64}

@@ -6,7 +6,8 @@
 """
 
 from . import _allocator  # noqa: F401  (first: it must run before Polars loads)
-from .curves import CONVENTIONS, curve
+from .conventions import CONVENTIONS
+from .curves import curve
 from .engines import NotGroupedError, collect
 from .errors import (
     ColumnTypeError,

@@ -16,10 +16,11 @@ from pathlib import Path
 import polars as pl
 
 from . import __version__, engines, io, report, trec
-from .curves import CONVENTIONS
+from .conventions import CONVENTIONS
 from .errors import PrevalError
-from .evaluate import DUPLICATES, QUERIES, Evaluation, build_plan
+from .evaluate import Evaluation, build_plan
 from .measures import catalogue_rows, markdown_table
+from .options import DUPLICATES, QUERIES
 from .ranking import TIES
 from .summary import summarize
 

@@ -24,9 +24,11 @@ from typing import Literal
 import polars as pl
 
 from . import io, validate
-from .curves import get_convention
+from .conventions import get_convention
 from .errors import InputError, MissingColumnError
-from .measures import Spec, build, parse_all
+from .measures import Spec, parse_all
+from .measures import build as build_measure
+from .options import Columns, Hints, Semantics
 from .ranking import (
     COUNT_COLUMN,
     DOC,
@@ -39,7 +41,6 @@ from .ranking import (
     ROW,
     RUN,
     SCORE,
-    TIES,
     TOTAL_NEG,
     TOTAL_POS,
     Ranking,
@@ -51,13 +52,21 @@ from .ranking import (
     sort_keys,
 )
 
-QUERIES = ("judged", "retrieved")
-DUPLICATES = ("error", "max", "first")
-
 # Status columns (internal): audit counters per (keys..., query).
 _JUDGED, _N_RET, _N_ROWS, _N_UNJUDGED = "_judged", "_nret", "_nrows", "_nunj"
 _ORDER = "_order"  # the row number of presorted rows, across joins
 _R, _EVAL = "_R", "_eval"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything but the data that builds an evaluation plan: an engine builds the plan of
+    each piece of the input from it (`build`)."""
+
+    measures: tuple[str, ...]
+    columns: Columns = dataclasses.field(default_factory=Columns)
+    semantics: Semantics = dataclasses.field(default_factory=Semantics)
+    qrels: io.Source | None = None
 
 
 @dataclass(frozen=True)
@@ -68,11 +77,11 @@ class Evaluation:
     keys: list[str]  # internal by-key names
     names: dict[str, str]  # internal key name -> user column name (keys and query)
     specs: list[Spec]
-    # What the chunked engine needs to evaluate the input piece by piece: the input's columns
-    # (user names, before any renaming), the group key (user names) and build_plan's arguments.
+    # What the engines need to evaluate the input piece by piece: the input's columns (user
+    # names, before any renaming), the group key (user names) and the plan's recipe.
     source: pl.LazyFrame | None = None
     group: list[str] = dataclasses.field(default_factory=list)
-    options: dict = dataclasses.field(default_factory=dict)
+    recipe: Recipe | None = None
     keep: object = None  # keeps the chunked engine's spill directory alive
     # one boolean: are the input's rows already in ranking order within each query, given that
     # each query's rows are contiguous (the chunked engine checks that)? None: the question does
@@ -232,19 +241,14 @@ def evaluate(
     polars.LazyFrame
         Sorted by (by..., query). Bad data raises a `PrevalError` when it is collected.
     """
-    if format == "trec":
-        if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
-            data = io.scan_run(data)
-        if qrels is not None and not isinstance(qrels, (pl.DataFrame, pl.LazyFrame)):
-            qrels = io.scan_qrels(qrels)
-        by = "system" if by is None else by
-    elif format != "table":
-        msg = f"format must be 'table' or 'trec', got {format!r}"
-        raise InputError(msg)
-    options = dict(locals())  # every argument but these is build_plan's too
-    for name in ("data", "measures", "form", "format"):
-        del options[name]
-    return build_plan(data, measures, **options).per_query(form)
+    plan = build_plan(
+        data, measures, qrels=qrels, query=query, doc=doc, score=score, label=label, by=by,
+        relevance_level=relevance_level, ties=ties, queries=queries, duplicates=duplicates,
+        depth=depth, judged_only=judged_only, trec_version=trec_version, convention=convention,
+        num_positives=num_positives, num_negatives=num_negatives, include_inf=include_inf,
+        format=format,
+    )  # fmt: skip
+    return plan.per_query(form)
 
 
 def audit(
@@ -257,10 +261,20 @@ def audit(
     label: str = "label",
     by: str | Sequence[str] | None = None,
     relevance_level: float = 1,
+    ties: str | None = None,
     queries: str = "judged",
     duplicates: str = "error",
+    depth: int | None = None,
+    judged_only: bool = False,
+    trec_version: int = 9,
+    convention: str = "trec",
+    num_positives: int | str | None = None,
+    num_negatives: int | str | None = None,
+    include_inf: bool = False,
+    format: Literal["table", "trec"] = "table",
 ) -> pl.LazyFrame:
-    """What an evaluation with the same arguments counts and drops, one row per by-group.
+    """What an evaluation with the same arguments counts and drops, one row per by-group
+    (the keywords are `evaluate`'s).
 
     Columns: ``queries_evaluated``; ``queries_without_relevant`` (evaluated, R = 0);
     ``queries_judged_not_retrieved`` (scored 0 with ``queries="judged"``, dropped otherwise);
@@ -268,19 +282,12 @@ def audit(
     as non-relevant); ``rows_dropped`` (input rows of queries that were not evaluated).
     """
     plan = build_plan(
-        data,
-        ["NumQ"],
-        qrels=qrels,
-        query=query,
-        doc=doc,
-        score=score,
-        label=label,
-        by=by,
-        relevance_level=relevance_level,
-        ties="input",
-        queries=queries,
-        duplicates=duplicates,
-    )
+        data, ["NumQ"], qrels=qrels, query=query, doc=doc, score=score, label=label, by=by,
+        relevance_level=relevance_level, ties=ties, queries=queries, duplicates=duplicates,
+        depth=depth, judged_only=judged_only, trec_version=trec_version, convention=convention,
+        num_positives=num_positives, num_negatives=num_negatives, include_inf=include_inf,
+        format=format,
+    )  # fmt: skip
     return plan.audit()
 
 
@@ -305,57 +312,61 @@ def build_plan(
     num_positives: int | str | None = None,
     num_negatives: int | str | None = None,
     include_inf: bool = False,
-    placeholders: bool | pl.LazyFrame = True,
+    format: Literal["table", "trec"] = "table",
     rows_per_query: float | None = None,
-    _presorted: bool = False,
-    _contiguous: bool = False,
-    _runs: str | None = None,
 ) -> Evaluation:
-    """The evaluation plan (see `evaluate` for the arguments).
+    """The evaluation plan, to run once with an engine (`preval.collect`) and read several
+    ways: per-query rows, the audit, summaries. The keywords are `evaluate`'s.
 
-    `placeholders` (qrels only): True adds judged queries the run did not answer as one
-    placeholder row each; False leaves them out (a chunk of a larger run, which cannot know);
-    a LazyFrame of (keys..., query) rows answered elsewhere adds exactly the judged queries
-    missing from it (what the chunked engine does once, after every chunk).
     `rows_per_query` estimates the rows of each (by..., query) group: when every measure reads
     only the top K ranked rows and the groups average at least `TOP_K_SHARE` × K rows, the plan
     ranks only the rows that can reach each query's top K (`_aggregate_top`; the chunked engine
     passes each chunk's figure). Without it, or below that share, every row is ranked: with K
     near the rows of a query the top-K plan costs up to twice as much. Results are the same.
-    `_presorted` and `_contiguous` are the chunked engine's, not a caller's: promises that
-    nothing here checks, and wrong results if broken. `_presorted`: the rows are already in
-    ranking order within each query (what `Evaluation.in_rank_order` tells when each query's
-    rows are contiguous); the plan skips its sort. `_contiguous`: also, each group's rows are
-    one run (the chunked engine checks that); the aggregation groups by the run's number,
-    sorted by construction, so Polars slices the rows instead of hashing several keys.
-    `_runs`: with `_contiguous`, a column of `data` that already holds each row's run number
-    (0, 1, 2... in row order), which the plan then does not compute from the keys again.
     """
-    plan_args = dict(locals())  # build_plan's own arguments, to rebuild the plan per chunk
-    del plan_args["data"]
-    specs = parse_all(measures)
-    conv = get_convention(convention)
+    if format == "trec":
+        if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+            data = io.scan_run(data)
+        if qrels is not None and not isinstance(qrels, (pl.DataFrame, pl.LazyFrame)):
+            qrels = io.scan_qrels(qrels)
+        by = "system" if by is None else by
+    elif format != "table":
+        msg = f"format must be 'table' or 'trec', got {format!r}"
+        raise InputError(msg)
+    recipe = Recipe(
+        tuple(s.name for s in parse_all(measures)),
+        Columns(query, doc, score, label, by),  # type: ignore[arg-type]  # normalised there
+        Semantics(
+            relevance_level, ties, queries, duplicates, depth, judged_only, trec_version,
+            convention, num_positives, num_negatives, include_inf,
+        ),
+        qrels,
+    )  # fmt: skip
+    return build(data, recipe, Hints(rows_per_query=rows_per_query))
+
+
+def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evaluation:
+    """The evaluation plan of `data` by `recipe`; `hints` are an engine's (`Hints`)."""
+    hints = Hints() if hints is None else hints
+    specs = parse_all(recipe.measures)
+    query, doc, score, label = (recipe.columns.query, recipe.columns.doc, recipe.columns.score,
+                                recipe.columns.label)  # fmt: skip
+    by_cols = list(recipe.columns.by)
+    qrels = recipe.qrels
+    sem = recipe.semantics
+    relevance_level, ties, queries, duplicates = (sem.relevance_level, sem.ties, sem.queries,
+                                                  sem.duplicates)  # fmt: skip
+    depth, judged_only, trec_version = sem.depth, sem.judged_only, sem.trec_version
+    num_positives, num_negatives = sem.num_positives, sem.num_negatives
+    include_inf = sem.include_inf
+    placeholders, rows_per_query = hints.placeholders, hints.rows_per_query
+    _presorted, _contiguous, _runs = hints.presorted, hints.contiguous, hints.runs
+    conv = get_convention(sem.convention)
     counts = {TOTAL_POS: num_positives, TOTAL_NEG: num_negatives}
     count_columns = {k: v for k, v in counts.items() if isinstance(v, str)}
-    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
-        if not isinstance(value, str):
-            validate.require_count(name, value)
-    validate.require_count("depth", depth, minimum=1)
-    if trec_version not in (9, 10):
-        msg = f"trec_version must be 9 or 10, got {trec_version!r}"
-        raise InputError(msg)
-    by_cols = [by] if isinstance(by, str) else list(by or [])
-    _check_choice("queries", queries, QUERIES)
-    _check_choice("duplicates", duplicates, DUPLICATES)
-    if ties is not None:
-        _check_choice("ties", ties, TIES)
-    for b in by_cols:
-        if b in (query, doc, score, label):
-            msg = f"by column {b!r} is also the query, doc, score or label column"
-            raise InputError(msg)
     keys = [f"_by{i}" for i in range(len(by_cols))]
     names = {**dict(zip(keys, by_cols, strict=True)), QUERY: query}
-    roles = {"query": query, "doc": doc, "score": score, "label": label}
+    roles = recipe.columns.roles
 
     run_lf = io.scan(
         data, id_columns=(query, doc, *by_cols), numeric_columns=(score, label), what="input"
@@ -477,7 +488,7 @@ def build_plan(
                 key.alias("_key"), *(tie.alias(f"_tie{i}") for i, tie in enumerate(tie_keys))
             )
     return Evaluation(
-        status, keys, names, specs, source, [*by_cols, query], plan_args, None, in_rank_order,
+        status, keys, names, specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
     )  # fmt: skip
 
@@ -505,12 +516,6 @@ def _sign_labels(lf: pl.LazyFrame, keep: pl.Expr) -> pl.LazyFrame:
     label = pl.col(LABEL)
     informative = (label.is_not_null() & (label != 0)) | keep
     return lf.filter(informative).with_columns(label.sign())
-
-
-def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
-    if value not in choices:
-        msg = f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
-        raise InputError(msg)
 
 
 def _dedupe(lf: pl.LazyFrame, subset: list[str], value: str, how: str) -> pl.LazyFrame:
@@ -554,7 +559,7 @@ def _aggregate(
     ranked = ranked.with_row_index(POSITION).with_columns(flags)
     checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=pads)
     status = _status_exprs(ranking, judged, pads=pads)
-    exprs = [*[build(s, ranking) for s in specs], *status, *checks]
+    exprs = [*[build_measure(s, ranking) for s in specs], *status, *checks]
     if presorted and runs:
         # Polars groups several keys by hashing even when they are sorted (a presorted 2M-row
         # chunk by system and query: 0.28-0.29 s, by run number 0.16-0.20 s); a run number is
@@ -643,7 +648,7 @@ def _aggregate_top(
         .sort(by, descending=descending, nulls_last=True)
         .with_row_index(POSITION)
     )
-    values = ranked.group_by(group).agg(*[build(s, top) for s in specs])
+    values = ranked.group_by(group).agg(*[build_measure(s, top) for s in specs])
     names = [s.name for s in specs]
     audit = [c for c in stats.collect_schema().names() if c not in (*group, *total_names)]
     return stats.join(values, on=group, how="left", nulls_equal=True).select(*group, *names, *audit)

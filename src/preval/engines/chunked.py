@@ -8,7 +8,7 @@ range where a range costs only its rows (a Parquet file, a frame in memory; the 
 split the known row count evenly into rounds of `WORKERS` chunks, `_balanced`), else as a
 stream (Polars' ``collect_batches``), cuts it into chunks of about `CHUNK_ROWS` rows at group
 boundaries (the trailing group of a chunk is carried into the next one), evaluates each chunk
-with the very plan `build_plan` makes for the whole input, and spills each chunk's per-query
+with the very plan `build` makes for the whole input, and spills each chunk's per-query
 status to a Parquet file. Memory is bounded by the chunk size, not the input size, and each
 query is computed by the same expressions on the same rows in the same order as in one plan,
 so the results are identical (tested).
@@ -56,7 +56,8 @@ import polars as pl
 
 from .. import io
 from ..errors import InputError, PrevalError
-from ..evaluate import Evaluation, build_plan
+from ..evaluate import Evaluation, Recipe, build
+from ..options import Hints
 from ..ranking import QUERY, RANK_BITS, run_number, run_starts
 
 # Rows per chunk. Measured at 10M and 100M rows (100 docs per query): 1M-4M rows per chunk
@@ -101,18 +102,17 @@ def collect_chunked(
     if ev.source is None:
         msg = "this evaluation has no source to read in chunks"
         raise InputError(msg)
-    options = dict(ev.options)
-    qrels = options.get("qrels")
+    recipe = ev.recipe
+    qrels = recipe.qrels
     if qrels is not None:
         # once, into memory: each chunk then joins the judgments of its own queries only
+        columns = recipe.columns
         qrels = io.scan(
             qrels,
-            id_columns=(options["query"], options["doc"], *ev.group[:-1]),
-            numeric_columns=(options["label"],),
+            id_columns=(columns.query, columns.doc, *ev.group[:-1]),
+            numeric_columns=(columns.label,),
             what="qrels",
         ).collect()
-        options["qrels"] = qrels
-        options["placeholders"] = False
     if ev.source_by_range and chunks is None:
         chunk_rows = _balanced(ev.source.select(pl.len()).collect().item(), chunk_rows, workers)
     query_keys = [c for c in ev.group if qrels is None or c in qrels.columns]
@@ -172,12 +172,12 @@ def collect_chunked(
             if first is None:
                 first = chunk.clear()
             if qrels is not None:
-                options["qrels"] = _judgments_of(qrels, chunk, query_keys)
+                recipe = dataclasses.replace(recipe, qrels=_judgments_of(qrels, chunk, query_keys))
             # handed over in a box the worker empties: the chunk's pieces are freed as soon as
             # they are put together (the work item would hold them to the end)
             box = [item]
             del chunk, item
-            work = partial(_evaluate, box, dict(options), ev.group, look_for_order, prepare)
+            work = partial(_evaluate, box, recipe, ev.group, look_for_order, prepare)
             pending.append((pool.submit(work), rows_read))
             # the pool starts a waiting chunk as soon as a worker is free
             while len(pending) >= workers + READ_AHEAD:
@@ -200,16 +200,16 @@ def collect_chunked(
 
     if qrels is not None:
         # judged queries that no chunk answered: one plan over the qrels and an empty run
-        options["qrels"] = qrels
-        options["placeholders"] = status.select(*ev.keys, QUERY)
-        unanswered = build_plan(first, **options).status.collect()
+        answered = Hints(placeholders=status.select(*ev.keys, QUERY))
+        unanswered = build(first, dataclasses.replace(recipe, qrels=qrels), answered)
+        unanswered = unanswered.status.collect()
         status = pl.concat([status, unanswered.lazy()], how="vertical_relaxed")
     return dataclasses.replace(ev, status=status, keep=tmp)
 
 
 def _evaluate(
     box: list,
-    options: dict,
+    recipe: Recipe,
     group: list[str],
     look_for_order: bool,
     prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
@@ -225,13 +225,15 @@ def _evaluate(
     """
     chunk = box.pop()
     chunk = chunk.rechunk() if prepare is None else _flag_sorted(prepare(chunk), group)
-    plan = build_plan(chunk, **options)
+    # a chunk cannot know which judged queries other chunks answer: no placeholders here
+    hints = Hints(placeholders=recipe.qrels is None)
+    plan = build(chunk, recipe, hints)
     runs = None
     if plan.top_k is not None:
         # the chunk's own rows per query: whether ranking only the top K rows pays
         runs = chunk.select(run_starts(group).sum()).item()
-        options["rows_per_query"] = chunk.height / max(runs, 1)
-        plan = build_plan(chunk, **options)
+        hints = dataclasses.replace(hints, rows_per_query=chunk.height / max(runs, 1))
+        plan = build(chunk, recipe, hints)
     in_order = False
     if look_for_order and plan.in_rank_order is not None:
         in_order = bool(plan.in_rank_order.collect().item())
@@ -255,7 +257,7 @@ def _evaluate(
         # distinct count), except in the examples of an error message: they can stay where
         # they are (a 1.67M-row chunk: 2.84 -> 2.65 G instructions, callgrind), and the chunk
         # is ranked in full again only to word an error as one plan does.
-        docs = options["doc"] if options.get("qrels") is None else None
+        docs = recipe.columns.doc if recipe.qrels is None else None
         still = [*group, docs] if docs in chunk.columns else group
 
         def rank(still: list[str]) -> pl.DataFrame:
@@ -265,26 +267,26 @@ def _evaluate(
 
         ranked = rank(still)
         if not sliced:
-            options["_runs"] = RUN_COLUMN
+            hints = dataclasses.replace(hints, runs=RUN_COLUMN)
     else:
         ranked = chunk
         if runs is None:
             runs = ranked.select(run_starts(group).sum()).item()
     if in_order or presort:  # no sort in the plan
-        options.update(_presorted=True, _contiguous=not sliced)
+        hints = dataclasses.replace(hints, presorted=True, contiguous=not sliced)
     # Polars' default engine streams; a chunk's one aggregation runs faster in memory (1.67M
     # rows, one thread, 20 alternating runs: 95 -> 82 ms of CPU; 100M rows end to end, 3
     # alternating runs: 18.7 -> 17.3 s of CPU), but with qrels the join does not (TREC 10M,
     # 8 runs: 14.1-15.2 -> 15.2-16.8 s of CPU, 1.8 -> 2.1-2.2 GB)
-    engine = "in-memory" if options.get("qrels") is None else "auto"
-    plan = build_plan(ranked, **options)
+    engine = "in-memory" if recipe.qrels is None else "auto"
+    plan = build(ranked, recipe, hints)
     try:
         status = plan.status.collect(engine=engine)
     except PrevalError:
         if not presort or still == group:
             raise
         ranked = rank(group)
-        status = build_plan(ranked, **options).status.collect(engine=engine)
+        status = build(ranked, recipe, hints).status.collect(engine=engine)
     groups = status.select(pl.struct(*plan.keys, QUERY).n_unique()).item()
     _check_contiguous(ranked, group, runs, groups)
     return status, in_order
