@@ -7,7 +7,7 @@
    cases; pytrec_eval always runs in a subprocess with a timeout because it
    has been seen to hang on some inputs (and segfaults on others).
 5. Golden outputs of trec_eval 9.0.8 and 10.0 on trec_eval's own test
-   collection (skipped when ../shared/trec_eval-test is absent).
+   collection (its files are in tests/data/trec_eval).
 """
 
 from __future__ import annotations
@@ -905,7 +905,7 @@ def test_rel_param_equals_relevance_level():
 # 5. Golden: trec_eval's own test collection and its printed outputs
 # ---------------------------------------------------------------------------
 
-GOLDEN_DIR = Path(__file__).resolve().parents[2] / "shared" / "trec_eval-test"
+GOLDEN_DIR = Path(__file__).resolve().parent / "data" / "trec_eval"
 # expected file -> (qrels, results, evaluate keywords); see the folder's README.
 GOLDEN_FILES = {
     "out.test.aq": ("qrels.test", "results.test", {"queries": "retrieved"}),
@@ -969,7 +969,6 @@ def _relstring(ranked, judgments, k):
     return "'" + "".join(chars) + "'"
 
 
-@pytest.mark.skipif(not GOLDEN_DIR.is_dir(), reason=f"{GOLDEN_DIR} is absent")
 @pytest.mark.parametrize("expected_file", sorted(GOLDEN_FILES))
 @pytest.mark.parametrize("version", sorted(GOLDEN_VERSIONS))
 def test_trec_eval_golden(version, expected_file):
@@ -1024,7 +1023,6 @@ def test_trec_eval_golden(version, expected_file):
     assert {q for _, q, _ in rows} - {"all"} <= set(per_query)
 
 
-@pytest.mark.skipif(not GOLDEN_DIR.is_dir(), reason=f"{GOLDEN_DIR} is absent")
 def test_trec_eval_golden_versions_differ_as_expected():
     # The 9.0.8 and 10.0 outputs differ (among the measures compared) only in
     # iprec_at_recall / 11pt_avg, which the reference reproduces per version.
