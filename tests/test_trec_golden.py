@@ -2,9 +2,9 @@
 
 The data and expected outputs are trec_eval's own test files, copied into
 tests/data/trec_eval/ (its README says where from and how each output was made). For
-`-m all_trec`, the expected file is filtered to the measures preval implements (the others are listed in preval.trec); what
-remains must equal preval's output exactly: names, query order, measure order, values to the
-printed 4 decimals and the integer counts.
+`-m all_trec`, the expected file is filtered to the measures preval implements (the others
+are listed in preval.trec); what remains must equal preval's output exactly: names, query
+order, measure order, values to the printed 4 decimals and the integer counts.
 """
 
 from __future__ import annotations
