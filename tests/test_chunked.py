@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import preval
+from tests.profiles import examples
 from tests.test_properties import MEASURES, cases, frames, joined
 
 chunks = importlib.import_module("preval.engines.chunked")
@@ -46,7 +47,7 @@ def systems(run: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     case=cases(),
     chunk_rows=st.integers(1, 9),
@@ -245,7 +246,7 @@ def test_spill_files_are_removed(tmp_path: Path, monkeypatch) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     rows=st.lists(
         st.tuples(
@@ -293,7 +294,7 @@ def ranked(table: pl.DataFrame, ties: str) -> pl.DataFrame:
                       maintain_order=True)  # fmt: skip
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(
     case=cases(),
     chunk_rows=st.integers(1, 9),
@@ -377,7 +378,7 @@ SCORES = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rows=st.lists(
         st.tuples(
@@ -449,7 +450,7 @@ def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -
     assert not calls
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     keys=st.lists(st.tuples(st.sampled_from(["s1", "s2"]), st.sampled_from(["q1", "q2", None])),
                   min_size=1, max_size=30),
@@ -464,7 +465,7 @@ def test_last_group_start_looks_back_until_the_run_starts(keys, window) -> None:
         assert chunks._last_group_start(frame, group) == want
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     judged=st.lists(
         st.tuples(st.sampled_from(["q1", "q2", "q3", "q4"]), st.sampled_from(["d1", "d2", "d3"])),
@@ -521,7 +522,7 @@ def test_contiguous_groups_are_taken_as_runs() -> None:
     assert_same(runs, plan)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     queries=st.lists(st.sampled_from(["q1", "q2", "q3"]), max_size=25).map(sorted),
     chunk_rows=st.integers(1, 8),
@@ -585,7 +586,7 @@ def test_sources_read_by_range(tmp_path: Path) -> None:
     assert not build_plan(csv, ["AP"], by="system").source_by_range
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(total=st.integers(0, 10**9), chunk_rows=st.integers(1, 10**7), workers=st.integers(1, 4))
 def test_balanced_chunks_fill_whole_rounds(total, chunk_rows, workers) -> None:
     size = chunks._balanced(total, chunk_rows, workers)
@@ -624,7 +625,7 @@ def test_the_chunked_engines_promises_are_not_public_keywords() -> None:
             preval.plan(table, ["AP"], **{promise: True})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     query=st.sampled_from(["q1", None]),
     rows=st.lists(
@@ -674,7 +675,7 @@ def test_no_measure_reads_doc_ids() -> None:
             assert DOC not in spec.definition.build(ranking, spec).meta.root_names(), name
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     rows=st.lists(
         st.tuples(

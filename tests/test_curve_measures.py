@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import preval
+from tests.profiles import examples
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -100,7 +101,7 @@ def trapezoid(xs: list[float], ys: list[float]) -> float:
     return sum((b - a) * (c + d) / 2 for a, b, c, d in zip(xs, xs[1:], ys, ys[1:], strict=False))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     scores=st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.7, 0.9]), min_size=2, max_size=12),
     labels=st.lists(st.sampled_from([0, 1, 2]), min_size=12, max_size=12),
@@ -174,7 +175,7 @@ RANDOM_CASE = st.lists(
 )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(case=RANDOM_CASE, extra_negatives=st.integers(0, 3))
 def test_lingpipe_convention_matches_the_lingpipe_port(case, extra_negatives) -> None:
     # rows in input order (LingPipe keeps it for ties); a None score is a missed case
@@ -217,7 +218,7 @@ def test_lingpipe_convention_matches_the_lingpipe_port(case, extra_negatives) ->
         assert got[name] == pytest.approx(value, abs=1e-12), name
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     labels=st.lists(st.sampled_from([-1, 1, 2, 0]), min_size=1, max_size=14),
     scores=st.lists(st.sampled_from([0.1, 0.5, 0.9, float("-inf")]), min_size=14, max_size=14),

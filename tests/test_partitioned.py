@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import preval
 from preval import engines
 from preval.engines import partitioned
+from tests.profiles import examples
 from tests.test_chunked import assert_same, systems
 from tests.test_properties import MEASURES, cases, frames, joined
 
@@ -31,7 +32,7 @@ def shuffled(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
     return frame.sample(fraction=1.0, shuffle=True, seed=seed)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     case=cases(),
     seed=st.integers(0, 2**16),
@@ -71,7 +72,7 @@ def test_rows_in_any_order_give_one_plans_results(
     assert list(spill.iterdir()) == []
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     rows=st.lists(
         st.tuples(st.sampled_from(["s1", "s2"]), st.integers(0, 40), st.integers(0, 10**6)),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import preval
 from tests import reference
+from tests.profiles import examples
 
 MEASURES = [
     "AP",
@@ -122,7 +123,9 @@ def compare(
             assert row[m] == pytest.approx(want[row["query"]][m], abs=1e-9), (row["query"], m)
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -162,7 +165,7 @@ def test_joined_table_matches_reference(case, ties, queries) -> None:
     compare(got.collect(), want)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=cases(), seed=st.integers(0, 2**32 - 1))
 def test_trec_ties_do_not_depend_on_input_order(case, seed) -> None:
     run_rows, qrels = case
@@ -175,7 +178,7 @@ def test_trec_ties_do_not_depend_on_input_order(case, seed) -> None:
     assert a.equals(b)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=cases(), by_order=st.permutations(["s1", "s2", "s3"]))
 def test_systems_are_independent(case, by_order) -> None:
     # Evaluating three copies of a run as three systems in one plan equals evaluating it alone.
@@ -214,7 +217,7 @@ def test_depth_judged_only_and_version_match_reference(
     compare(preval.evaluate(joined(run_rows, qrels), MEASURES, **options).collect(), want)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(case=cases(), depth=st.sampled_from([None, 2]), judged_only=st.booleans(),
        queries=QUERY_SETS)  # fmt: skip
 def test_engines_give_identical_results(case, depth, judged_only, queries) -> None:
@@ -288,7 +291,7 @@ def test_top_k_plan_matches_reference(case, ties, queries, level, version) -> No
     compare(got.per_query().collect(), want, TOP_MEASURES)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case=cases(), other=cases(), ties=st.sampled_from(["trec", "input", "optimistic"]))
 def test_top_k_plan_equals_the_full_plan(case, other, ties) -> None:
     # bit for bit, per query, audit and summary, with two systems, in every engine
@@ -315,7 +318,7 @@ def test_top_k_plan_equals_the_full_plan(case, other, ties) -> None:
         ), engine
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     rows=st.lists(
         st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from([True, False, None])),

@@ -23,6 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from tests.profiles import examples
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_curves as rc
 
@@ -562,7 +564,7 @@ cases_strategy = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cases=cases_strategy, misses=st.integers(min_value=0, max_value=3))
 def test_lingpipe_and_vlfeat_agree_on_ap_and_11pt(cases, misses):
     # Both rank ties in input order, give missed positives precision 0 and

@@ -23,6 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.profiles import examples
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference as ref
 
@@ -549,7 +551,7 @@ _docs = st.lists(
 _BOUNDED = ["AP", "P@3", "RR", "nDCG", "nDCG@3", "R@3", "Rprec", "AP(rel=2)@4"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_docs, st.integers(0, 3))
 def test_property_tie_modes_are_bounded(docs, extra_relevant):
     run = {"q": {f"d{i}": s for i, (s, _) in enumerate(docs)}}
@@ -564,7 +566,7 @@ def test_property_tie_modes_are_bounded(docs, extra_relevant):
         assert 0.0 <= res["pessimistic"][m] <= 1.0 + 1e-12
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(_docs, st.randoms(use_true_random=False))
 def test_property_trec_ignores_input_order(docs, rnd):
     items = [(f"d{i}", s) for i, (s, _) in enumerate(docs)]

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import preval
 from preval import io
 from preval.cli import main
+from tests.profiles import examples
 from tests.test_cli import cli, python_m
 
 QRELS = """\
@@ -126,7 +127,7 @@ def test_ids_stay_strings(tmp_path: Path) -> None:
     assert io.scan_qrels(qrels).collect().row(0) == ("007", "0042", 1)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     seps=st.lists(st.sampled_from([" ", "\t", "   ", " \t", "\t \t"]), min_size=5, max_size=5),
     lead=st.sampled_from(["", " ", "\t", "  \t"]),
