@@ -79,8 +79,8 @@ def summarize(
     if query in schema:
         # the order of every mean's terms (`_mean`): by query, then by the other columns that
         # are not measures (a query of several systems in an overall row). Once, not in each
-        # mean, where Polars would arg-sort the query column again, even one flagged as sorted
-        # (10M queries: ~0.45 s per measure); a group keeps its rows in the frame's order.
+        # mean, where Polars would arg-sort the query column again, even one flagged as sorted;
+        # a group keeps its rows in the frame's order.
         others = [c for c in schema.names() if c != query and c not in specs]
         lf = lf.sort(query, *others)
     if not keys:

@@ -19,16 +19,15 @@ each row with the next tells (`Evaluation.in_rank_order`); after a first chunk t
 in order, later chunks are sorted without asking. Those are sorted here, before the plan, by
 one packed integer key (`Evaluation.rank_keys`, trec_eval's tie rule with 32-bit scores),
 which sorts faster than the plan's (string, float, string) sort (`_permutation`); the plan
-then runs presorted. A 2M-row chunk, best of 11: 0.32-0.35 s with the plan's sort, 0.24-0.27 s
-(0.37-0.39 s of CPU) this way. Without qrels, doc ids are not even moved: the plan reads them
+then runs presorted. Without qrels, doc ids are not even moved: the plan reads them
 only in data checks that do not depend on the order, and an error is worded from the chunk
 ranked in full (`_evaluate`).
 
 The price is a precondition: rows of one group, (by..., query), must be contiguous. It is
 checked, not assumed: inside each chunk (a group split into several runs of rows) and across
 chunks (a group whose rows come back after other groups; not needed when the one group column
-ascends from chunk to chunk, `_ascending`), raising `NotGroupedError`; the CLI's
-``--engine auto`` then falls back to Polars' streaming engine on the whole plan.
+ascends from chunk to chunk, `_ascending`), raising `NotGroupedError`; ``auto`` then runs
+the partitioned engine, which takes rows in any order (`preval.engines`).
 
 Up to `WORKERS` (2) chunks are evaluated at once (threads; Polars releases the GIL) and
 `READ_AHEAD` (1) more is read and waits for a worker; results are spilled in input order.
@@ -39,7 +38,7 @@ With separate qrels, the judgments are read into memory once (they are usually f
 than runs) and each chunk joins only its own queries' judgments; the judged queries no chunk
 answered get their placeholder rows from one last plan over the qrels alone.
 
-This module and the CLI are the only places that collect: this is an executor, not a plan.
+The engines and the CLI are the only places that collect: this is an executor, not a plan.
 """
 
 from __future__ import annotations
@@ -60,17 +59,15 @@ from ..evaluate import Evaluation, Recipe, build
 from ..options import Hints
 from ..ranking import QUERY, RANK_BITS, run_number, run_starts
 
-# Rows per chunk. Measured at 10M and 100M rows (100 docs per query): 1M-4M rows per chunk
-# run at the same speed; 2M keeps peak memory near 1 GB at 100M rows.
+# Rows per chunk: from 1M to 4M rows per chunk run at the same speed; the smaller, the less
+# memory at peak.
 CHUNK_ROWS = 2_000_000
-# Chunks evaluated at once, each by Polars' thread pool: a lone chunk keeps ~1.5 of 2 cores
-# busy (reading, and the plan's single-threaded steps); two in flight overlap those, so the
+# Chunks evaluated at once, each by Polars' thread pool: a lone chunk leaves cores idle
+# (reading, and the plan's single-threaded steps); two in flight overlap those, so the
 # engine's own sorts need not be parallel too (`_permutation`).
 WORKERS = 2
-# Chunks read ahead of the workers. Without one, the reading thread read the next chunk only
-# after the oldest one was done, and the worker that finished it waited for that read: 100M
-# rows, idle CPU 1.7-1.9 -> 1.2-1.3 of 13.4 core-seconds, wall 6.93-7.15 -> 6.57-6.69 s (4
-# alternating pairs, same summary), peak +50-80 MB; two ahead: no faster (3 pairs)
+# Chunks read ahead of the workers, so that a worker that finishes starts on the next chunk
+# at once instead of waiting for the reading thread (two ahead are no faster).
 READ_AHEAD = 1
 # the column that carries a presorted chunk's run numbers into its plan (`_evaluate`)
 RUN_COLUMN = "__preval_run"
@@ -128,8 +125,7 @@ def collect_chunked(
     ascending = True
     last: str | int | None = None
     # while the statuses come in query order too (one query key), the per-query table will be
-    # flagged as sorted by query: sorting it for output or summary is then free (1G rows,
-    # 10M queries: ~0.5 s)
+    # flagged as sorted by query: sorting it for output or summary is then free
     in_query_order = not ev.keys
     last_query: str | int | None = None
     rows_read = 0
@@ -150,7 +146,7 @@ def collect_chunked(
         spilled += 1
         # every part in the first part's schema (a column all null in one chunk is typed)
         schema = schema or status.schema
-        # lz4, not zstd: spill files live for one run (16.7k statuses: 6.0 -> 3.8 ms)
+        # lz4, not zstd: spill files live for one run, so writing fast beats writing small
         status.cast(dict(schema)).write_parquet(spill / f"{spilled:06d}.parquet", compression="lz4")
         if progress is not None:
             progress(rows)
@@ -218,10 +214,8 @@ def _evaluate(
     order (False if not asked).
 
     The chunk arrives in pieces (row groups, the group carried over from the last chunk); it is
-    put together here, on a worker thread, first. Polars copies a column in pieces into one in
-    every per-group aggregation that reads it, and gathers from pieces slowly (a 1.67M-row
-    chunk in three or four pieces, one thread: 7 ms to copy once; evaluation 1.77 -> 1.61 G
-    instructions, and 1.64 G if only the columns that are not gathered are copied).
+    put together here, on a worker thread, first: Polars copies a column in pieces into one in
+    every per-group aggregation that reads it, and gathers from pieces slowly.
     """
     chunk = box.pop()
     chunk = chunk.rechunk() if prepare is None else _flag_sorted(prepare(chunk), group)
@@ -238,25 +232,23 @@ def _evaluate(
     if look_for_order and plan.in_rank_order is not None:
         in_order = bool(plan.in_rank_order.collect().item())
     # with by= columns too: the group columns stay in place (`_ranked`), so this beats the
-    # plan's sort by system and query as well (2M-row chunk, best of 9: 0.46-0.54 s of CPU
-    # against 0.64-0.72 s)
+    # plan's sort by system and query as well
     presort = not in_order and plan.rank_keys is not None
     # Groups taken as runs of rows, unless one sorted column, which Polars already slices
-    # (~0.10 s per 2M rows, against ~0.15 s by run number; at 100M rows, by run number from the
-    # packed key: 1.02-1.06 GB at peak against 0.86-0.89 GB)
+    # faster and in less memory than it groups by run number
     sliced = len(group) == 1 and chunk[group[0]].flags["SORTED_ASC"]
     if presort:
         keys = plan.rank_keys.collect(engine="in-memory")
         # the key numbers the runs 0, 1, 2... in its high bits: where the plan groups rows by
         # run, it takes that number rather than comparing each row's group keys with the last
-        # row's again (a string column: ~50 M instructions per 1.67M rows, callgrind)
+        # row's again
         run_ids = _run_ids(keys)
         runs = int(run_ids[-1]) + 1
         order = _permutation(keys, plan.rank_descending, run_ids=run_ids)
         # Without qrels a plan reads doc ids only per group and in any order (null count,
         # distinct count), except in the examples of an error message: they can stay where
-        # they are (a 1.67M-row chunk: 2.84 -> 2.65 G instructions, callgrind), and the chunk
-        # is ranked in full again only to word an error as one plan does.
+        # they are, and the chunk is ranked in full again only to word an error as one plan
+        # does.
         docs = recipe.columns.doc if recipe.qrels is None else None
         still = [*group, docs] if docs in chunk.columns else group
 
@@ -274,10 +266,8 @@ def _evaluate(
             runs = ranked.select(run_starts(group).sum()).item()
     if in_order or presort:  # no sort in the plan
         hints = dataclasses.replace(hints, presorted=True, contiguous=not sliced)
-    # Polars' default engine streams; a chunk's one aggregation runs faster in memory (1.67M
-    # rows, one thread, 20 alternating runs: 95 -> 82 ms of CPU; 100M rows end to end, 3
-    # alternating runs: 18.7 -> 17.3 s of CPU), but with qrels the join does not (TREC 10M,
-    # 8 runs: 14.1-15.2 -> 15.2-16.8 s of CPU, 1.8 -> 2.1-2.2 GB)
+    # Polars' default engine streams; a chunk's one aggregation runs faster in memory, but
+    # with qrels the join does not
     engine = "in-memory" if recipe.qrels is None else "auto"
     plan = build(ranked, recipe, hints)
     try:
@@ -322,8 +312,7 @@ def _balanced(total: int, chunk_rows: int, workers: int) -> int:
     `workers` chunks of about the same size.
 
     With chunks of `chunk_rows` a last round would often hold one chunk and leave a worker
-    idle (10M rows: five chunks of 2M, the fifth alone, 1.84-2.26 s / 0.70-0.72 GB; six of
-    1.67M, 1.65-1.93 s / 0.61-0.69 GB; six runs each, alternating).
+    idle (10M rows: six chunks of 1.67M rows rather than five of 2M with the fifth alone).
     """
     rounds = max(1, -(-total // (chunk_rows * workers)))  # ceiling divisions
     return max(1, -(-total // (rounds * workers)))
@@ -332,9 +321,8 @@ def _balanced(total: int, chunk_rows: int, workers: int) -> int:
 def _ranges(source: pl.LazyFrame, rows: int) -> Iterator[pl.DataFrame]:
     """`source` read `rows` rows at a time, each range on its own.
 
-    Polars' stream (``collect_batches``) reads ahead of the consumer: at 10M rows (Parquet, 2M
-    per batch) reading alone peaked at 435-488 MB against 266 MB by range, and an evaluation at
-    926-958 MB against 660-714 MB (100M rows: 1.26 GB against 0.75 GB), same speed or faster.
+    Polars' stream (``collect_batches``) reads ahead of the consumer and holds more memory at
+    peak, for no gain in speed.
     """
     offset = 0
     while True:
@@ -350,8 +338,8 @@ def _flag_sorted(chunk: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     """`chunk` with its group columns flagged as sorted where they are (ascending, no nulls).
 
     Most inputs list their queries in order. Polars then groups by slices instead of hashing
-    the keys: a 2M-row chunk in ranking order, 100 rows per query, 0.19-0.24 s -> 0.09-0.11 s.
-    A flag is only set after checking it (~5 ms per column), so results cannot change.
+    the keys, about twice as fast. A flag is only set after checking it (cheap), so results
+    cannot change.
     """
     flagged = [
         pl.col(c).set_sorted() for c in group if chunk[c].null_count() == 0 and chunk[c].is_sorted()
@@ -366,7 +354,7 @@ def _ascending(column: pl.Series | None, last: str | int | None) -> tuple[bool, 
 
     Of a chunk's one group column: its groups then all differ from the earlier chunks' ones.
     Most inputs list their queries in order, and the check across chunks hashes every query
-    once more (1G rows, 10M queries: 1.56 s at the end of a 96 s run). Of the chunks' statuses:
+    once more, at the end of the run. Of the chunks' statuses:
     the per-query table is then in query order already.
     """
     if (
@@ -386,12 +374,12 @@ def _ranked(chunk: pl.DataFrame, order: pl.Series, still: list[str]) -> pl.DataF
 
     Rows move only within their run of equal group keys (the packed key sorts by run first),
     so the group columns, which must be in `still`, keep their values and stay flagged as
-    sorted, rather than gathered (2M rows, one thread: 53 -> 30 ms of CPU for the gather). A
+    sorted, rather than gathered. A
     column in `still` that is not a group column keeps each value in its group, not at its
     rank.
     """
     moved = [c for c in chunk.columns if c not in still]
-    # indexing by names, not `select`, which takes 5 ms per 2M rows to put columns in order
+    # indexing by names, not `select`, which spends time putting columns in order
     return chunk[still].hstack(chunk[moved][order])[chunk.columns]
 
 
@@ -412,20 +400,18 @@ def _permutation(
     (`descending` as given, nulls last), then row order: ``arg_sort_by(keys, nulls_last=True,
     maintain_order=True)``, computed faster.
 
-    Polars sorts the values of an Int64 column faster than it sorts row numbers by it (2M rows:
-    31-47 vs 69-75 ms of CPU), and an arg sort by a second, string column costs more again
-    (121-128 ms). So each row's position within its run goes into the key's low bits, the
-    values are sorted, and the positions read back; rows whose keys tie (equal 32-bit scores,
-    2.6% of the benchmark's rows) are then put in order by the other columns on their own.
-    2M rows, one thread: 121-141 -> 76-114 ms of CPU. When the positions do not fit in the
+    Polars sorts the values of an Int64 column faster than it sorts row numbers by it, and an
+    arg sort by a second, string column costs more again. So each row's position within its
+    run goes into the key's low bits, the values are sorted, and the positions read back; rows
+    whose keys tie (equal 32-bit scores, a few percent of rows) are then put in order by the
+    other columns on their own. When the positions do not fit in the
     `limit` bits left, one arg sort does it all. `run_ids`: `_run_ids(keys)`, if known.
     """
     key = keys.columns[0]
     index = pl.int_range(pl.len(), dtype=pl.Int64)
     runs = _run_ids(keys) if run_ids is None else run_ids
     # runs are numbered 0, 1, 2... in row order: the first row of run r is the sum of the runs'
-    # lengths before it (1.67M rows, one thread: 8.0 ms, against 13.1 for a forward fill of
-    # each run's first row number)
+    # lengths before it (cheaper than a forward fill of each run's first row number)
     lengths = runs.rle().struct.field("len")
     start = (lengths.cum_sum() - lengths).cast(pl.Int64).gather(runs)  # of the row's run
     frame = keys.select(key, start.alias("start")).with_columns(at=index - pl.col("start"))
@@ -443,13 +429,12 @@ def _permutation(
     scale = 2**bits
     values = frame.select(pl.col(key) * scale + pl.col("at"), "start")
     # on one thread: `WORKERS` chunks are in flight, so splitting one sort over the pool only
-    # adds its overhead (six 1.67M-row chunks, two at a time, in-process: 1.16-1.30 -> 1.07-1.18
-    # s of CPU; 100M rows end to end, 4 alternating runs: 8.41 -> 7.82 s median)
+    # adds its overhead
     values = values.with_columns(values[key].sort(multithreaded=False))
     # a run keeps its rows' positions, so the sorted values' runs line up with `start`
     ordered = values.select(
-        # keys are never negative: a mask reads the low bits (0.6 ms against 3.1 for `%`); row
-        # numbers fit the index type: wrapping skips a range check per value (2.6 -> 0.7 ms)
+        # keys are never negative: a mask reads the low bits (cheaper than `%`); row numbers
+        # fit the index type: wrapping skips a range check per value
         (pl.col("start") + (pl.col(key) & (scale - 1)))
         .cast(pl.get_index_type(), wrap_numerical=True)
         .alias("row"),
@@ -550,7 +535,7 @@ def _judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> 
 
     With one query key and sorted qrels, each query's judgments are found by binary search, in
     time proportional to the chunk. A semi join reads all the qrels for every chunk, a cost
-    that grows with judgments × chunks (10M judgments: 0.17 s per 2M-row chunk).
+    that grows with judgments × chunks.
     """
     # one row per run of equal keys first (the chunk's groups are runs): far fewer to hash
     wanted = chunk.filter(run_starts(keys)).select(keys).unique()
@@ -562,7 +547,7 @@ def _judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> 
         first, count = start.min(), (end - start).sum()
         if first is not None and end.max() - first == count:
             # the judgments are one range of the qrels (run and qrels list the same queries in
-            # the same order): a slice, not a gather of every row (2M judgments: ~0.17 s)
+            # the same order): a slice, not a gather of every row
             return qrels.slice(first, count)
         rows = pl.int_ranges(start, end, dtype=pl.get_index_type(), eager=True).explode()
         return qrels[rows.drop_nulls().sort()]
