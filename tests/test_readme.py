@@ -82,3 +82,13 @@ def test_readme_python_blocks_run(index: int, workdir: Path, monkeypatch, capsys
 def test_readme_measure_table_is_generated_from_the_registry() -> None:
     table = re.search(r"<!-- measures:begin -->\n(.*?)\n<!-- measures:end -->", README, re.S)
     assert table and table.group(1) == markdown_table()
+
+
+def test_api_reference_is_generated_from_the_docstrings() -> None:
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "make_api.py"), "--check"],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        timeout=120,
+        check=False,
+    )
+    assert check.returncode == 0, "docs/api.md is out of date: run python docs/make_api.py"

@@ -24,8 +24,8 @@ def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
 
 def summarize(
     per_query: io.Source,
-    by: str | Sequence[str] | None = None,
     *,
+    by: str | Sequence[str] | None = None,
     query: str = "query",
 ) -> pl.LazyFrame:
     """Aggregate a per-query table (as `evaluate` returns) into one row per by-group.
