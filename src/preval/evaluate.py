@@ -175,7 +175,7 @@ def evaluate(
     num_negatives: int | str | None = None,
     include_inf: bool = False,
     form: Literal["wide", "long"] = "wide",
-    format: Literal["table", "trec"] = "table",
+    input_format: Literal["table", "trec"] = "table",
 ) -> pl.LazyFrame:
     """Evaluate ranked results per query; return a LazyFrame, one row per (by..., query).
 
@@ -231,7 +231,7 @@ def evaluate(
     form
         ``"wide"``: one Float64 column per measure, named canonically; ``"long"``: rows of
         (by..., query, measure, value).
-    format
+    input_format
         ``"table"`` (default): paths are Parquet/CSV tables. ``"trec"``: `data` is a TREC run
         file or a list of them (see `scan_run`: one ``system`` per file, and `by` defaults to
         ``"system"``) and `qrels` a TREC qrels file (`scan_qrels`).
@@ -246,7 +246,7 @@ def evaluate(
         relevance_level=relevance_level, ties=ties, queries=queries, duplicates=duplicates,
         depth=depth, judged_only=judged_only, trec_version=trec_version, convention=convention,
         num_positives=num_positives, num_negatives=num_negatives, include_inf=include_inf,
-        format=format,
+        input_format=input_format,
     )  # fmt: skip
     return plan.per_query(form)
 
@@ -271,7 +271,7 @@ def audit(
     num_positives: int | str | None = None,
     num_negatives: int | str | None = None,
     include_inf: bool = False,
-    format: Literal["table", "trec"] = "table",
+    input_format: Literal["table", "trec"] = "table",
 ) -> pl.LazyFrame:
     """What an evaluation with the same arguments counts and drops, one row per by-group
     (the keywords are `evaluate`'s).
@@ -286,7 +286,7 @@ def audit(
         relevance_level=relevance_level, ties=ties, queries=queries, duplicates=duplicates,
         depth=depth, judged_only=judged_only, trec_version=trec_version, convention=convention,
         num_positives=num_positives, num_negatives=num_negatives, include_inf=include_inf,
-        format=format,
+        input_format=input_format,
     )  # fmt: skip
     return plan.audit()
 
@@ -312,7 +312,7 @@ def build_plan(
     num_positives: int | str | None = None,
     num_negatives: int | str | None = None,
     include_inf: bool = False,
-    format: Literal["table", "trec"] = "table",
+    input_format: Literal["table", "trec"] = "table",
     rows_per_query: float | None = None,
 ) -> Evaluation:
     """The evaluation plan, to run once with an engine (`preval.collect`) and read several
@@ -324,14 +324,14 @@ def build_plan(
     passes each chunk's figure). Without it, or below that share, every row is ranked: with K
     near the rows of a query the top-K plan costs up to twice as much. Results are the same.
     """
-    if format == "trec":
+    if input_format == "trec":
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
             data = io.scan_run(data)
         if qrels is not None and not isinstance(qrels, (pl.DataFrame, pl.LazyFrame)):
             qrels = io.scan_qrels(qrels)
         by = "system" if by is None else by
-    elif format != "table":
-        msg = f"format must be 'table' or 'trec', got {format!r}"
+    elif input_format != "table":
+        msg = f"input_format must be 'table' or 'trec', got {input_format!r}"
         raise InputError(msg)
     recipe = Recipe(
         tuple(s.name for s in parse_all(measures)),
