@@ -105,7 +105,8 @@ def choose(plan: Evaluation, input_bytes: int | None = None) -> str:
     if small:
         return "in-memory"
     if (
-        plan.recipe is not None and plan.recipe.qrels is not None
+        plan.recipe is not None
+        and plan.recipe.qrels is not None
         and input_bytes is not None
         and input_bytes <= SMALL_QRELS_BYTES
     ):

@@ -30,7 +30,6 @@ import polars as pl
 
 from ..errors import InputError
 from ..evaluate import Evaluation
-from ..ranking import run_starts
 from .chunked import CHUNK_ROWS, WORKERS, _balanced, _ranges, collect_chunked
 
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
@@ -145,18 +144,30 @@ def _in_memory_buckets(
 def group_together_in_parts(
     frame: pl.DataFrame | list[pl.DataFrame], group: list[str]
 ) -> pl.DataFrame:
-    """`group_together` on a bucket, part by part, the parts put one after the other (their
-    groups differ). Parts of about `PART_ROWS` rows are small enough that the random reads of
-    putting a part's rows in order stay in the processor's cache. `frame`: a bucket, divided
-    here by other bits of the hash than those that made it; or a list of parts already."""
+    """`group_together` on a bucket, part by part, the parts one after the other (their groups
+    differ), in one piece of memory.
+
+    Parts of about `PART_ROWS` rows are small enough that the random reads of putting a part's
+    rows in order stay in the processor's cache: the bucket is copied once, part after part,
+    each part's order found on its own rows, and the rows gathered once by the orders put end
+    to end (each part's rows are read from that part's range only). `frame`: a bucket, divided
+    here by other bits of the hash than those that made it; or a list of parts already.
+    """
     if isinstance(frame, pl.DataFrame):
         parts = math.ceil(frame.height / PART_ROWS)
         if parts <= 1:
-            return group_together(frame, group).rechunk()
+            return group_together(frame.rechunk(), group)
         frame = frame.with_columns(_bucket_of(group, parts, level=1)).partition_by(
             _BUCKET, include_key=False
         )
-    return pl.concat([group_together(part, group) for part in frame], rechunk=True)
+    heights = [part.height for part in frame]
+    bucket = pl.concat(frame, rechunk=True)
+    del frame
+    orders, offset = [], 0
+    for height in heights:
+        orders.append(_group_order(bucket.slice(offset, height), group) + offset)
+        offset += height
+    return bucket.select(pl.all().gather(pl.concat(orders)))
 
 
 def group_together(
@@ -165,43 +176,40 @@ def group_together(
     """`frame` with the rows of each group (equal `group` keys) next to each other.
 
     Groups come in the order of their keys' hash, and the rows of a group in their input order
-    (which a tie rule or a dedupe may read). The sort key is the hash's top bits above the row
-    number, one Int64, sorted by value; two groups whose hashes share those bits would
-    interleave, so the rows of any such run of equal bits that holds several groups are put in
-    order by their keys as well (`hash_bits`, for tests: fewer bits, more such runs).
+    (which a tie rule or a dedupe may read). See `_group_order`; `hash_bits`, for tests: fewer
+    bits of the hash in the sort key, so that groups share them more often.
+    """
+    if frame.height == 0:
+        return frame
+    return frame.select(pl.all().gather(_group_order(frame, group, hash_bits)))
+
+
+def _group_order(frame: pl.DataFrame, group: list[str], hash_bits: int | None = None) -> pl.Series:
+    """The permutation that puts each group's rows of `frame` together, in input order.
+
+    The sort key is the top bits of the keys' 64-bit hash above the row number, one Int64,
+    sorted by value. Groups whose hashes share those bits would interleave: when any run of
+    equal bits holds several hashes, the rows are sorted by the whole hash instead (stable).
+    Two groups with one 64-bit hash stay apart only if their rows happen not to interleave;
+    if they do, the chunked engine's check raises `NotGroupedError`: never a wrong number.
     """
     n = frame.height
-    if n == 0:
-        return frame
     row_bits = max(n.bit_length(), 1)
     bits = 63 - row_bits if hash_bits is None else hash_bits
     keys = [pl.col(c) for c in group]
     hashed = keys[0].hash() if len(keys) == 1 else pl.struct(keys).hash()
-    prefix = (hashed // 2 ** (64 - bits)).cast(pl.Int64) if bits > 0 else pl.lit(0, pl.Int64)
-    key = frame.select(
-        (prefix * 2**row_bits + pl.int_range(pl.len(), dtype=pl.Int64)).sort().alias(_KEY)
-    )
-    order = key.select((pl.col(_KEY) % 2**row_bits).cast(pl.get_index_type())).to_series()
-    grouped = frame.select(pl.all().gather(order))
-    # every change of hash bits is a change of group; a change of group within a run of equal
-    # bits means two groups share them
-    starts = grouped.select(run_starts(group).alias("group")).with_columns(
-        key.select(run_starts([pl.col(_KEY) // 2**row_bits]).alias("bits"))
-    )
-    if starts["group"].sum() == starts["bits"].sum():
-        return grouped
-    shared = starts.select(
-        (pl.col("group") & ~pl.col("bits")).any().over(pl.col("bits").cum_sum()).alias("shared")
+    full = frame.select(hashed.alias(_KEY)).to_series()
+    prefix = (full // 2 ** (64 - bits)).cast(pl.Int64) if bits > 0 else pl.lit(0, pl.Int64)
+    key = pl.select(
+        (prefix * 2**row_bits + pl.int_range(n, dtype=pl.Int64)).sort().alias(_KEY)
     ).to_series()
-    at = shared.arg_true()
-    rows = (
-        grouped.select(keys)
-        .gather(at)
-        .with_columns((key.to_series().gather(at) // 2**row_bits).alias(_KEY))
-    )
-    resort = rows.select(pl.arg_sort_by([_KEY, *group], maintain_order=True)).to_series()
-    order = order.scatter(at, order.gather(at).gather(resort))
-    return frame.select(pl.all().gather(order))
+    order = (key % 2**row_bits).cast(pl.get_index_type())
+    runs = key // 2**row_bits
+    in_order = full.gather(order)
+    shared = (runs == runs.shift(1)) & (in_order != in_order.shift(1))
+    if not shared.any():
+        return order
+    return full.to_frame().select(pl.arg_sort_by(_KEY, maintain_order=True)).to_series()
 
 
 def _size(source: pl.LazyFrame | pl.DataFrame) -> tuple[int, int]:
