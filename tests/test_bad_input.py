@@ -193,19 +193,21 @@ def large_grouped(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.parametrize("engine", ["chunked", "partitioned"])
 @pytest.mark.parametrize(
     ("sig", "code", "word"),
     [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
 )
 def test_a_signal_leaves_no_spill_and_no_output(
-    large_grouped: Path, tmp_path: Path, sig: int, code: int, word: str
+    large_grouped: Path, tmp_path: Path, sig: int, code: int, word: str, engine: str
 ) -> None:
     spill = tmp_path / "tmp"
     spill.mkdir()
     out = tmp_path / "out"
     out.mkdir()
     process = subprocess.Popen(
-        [sys.executable, "-m", "preval", "evaluate", large_grouped, "--engine", "chunked",
+        [sys.executable, "-m", "preval", "evaluate", large_grouped, "--engine", engine,
+         "--memory-limit", "1MB",
          "--per-query", out / "pq.parquet", "--summary", out / "s.csv", "-q"],
         env={**os.environ, "TMPDIR": str(spill)},
         stdout=subprocess.PIPE,

@@ -190,3 +190,16 @@ def test_memory_limit_and_tmp_dir_on_the_command_line(tmp_path: Path) -> None:
         result = run(mixed, "--engine", "partitioned", bad)
         assert result.returncode == 2
         assert words in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_full_disk_while_spilling_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
+    def full_disk(self, target, **kwargs) -> None:
+        (next(tmp_path.glob("preval-buckets-*")) / "half-written.ipc").write_bytes(b"x" * 100)
+        msg = "No space left on device (os error 28)"
+        raise OSError(msg)
+
+    monkeypatch.setattr(pl.LazyFrame, "sink_ipc", full_disk)
+    plan = build_plan(PARQUET, ["AP"], by="system")
+    with pytest.raises(preval.InputError, match=r"spilling to .* failed: No space left"):
+        partitioned.collect_partitioned(plan, buckets=4, tmp_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
