@@ -16,6 +16,10 @@ from tests.profiles import examples
 from tests.test_properties import MEASURES, cases, frames, joined
 
 chunks = importlib.import_module("preval.engines.chunked")
+checks = importlib.import_module("preval.engines.checks")
+judgments = importlib.import_module("preval.engines.judgments")
+presort = importlib.import_module("preval.engines.presort")
+reading = importlib.import_module("preval.engines.reading")
 build_plan = importlib.import_module("preval.evaluate").build_plan
 build = importlib.import_module("preval.evaluate").build
 Hints = importlib.import_module("preval.options").Hints
@@ -133,7 +137,7 @@ def test_rows_not_grouped_within_a_chunk() -> None:
         }
     )
     plan = build_plan(table, ["AP"])
-    with pytest.raises(chunks.NotGroupedError, match=r"query='q1'") as info:
+    with pytest.raises(checks.NotGroupedError, match=r"query='q1'") as info:
         chunks.collect_chunked(plan, chunk_rows=10)
     assert "not grouped by (query)" in str(info.value)
     assert "--engine partitioned" in str(info.value)  # what to do about it
@@ -156,7 +160,7 @@ def test_rows_not_grouped_within_a_chunk_raise_at_that_chunk() -> None:
             table = table.with_columns(score=-pl.int_range(pl.len()).cast(pl.Float64))
         plan = build_plan(table, ["AP"])
         read: list[int] = []
-        with pytest.raises(chunks.NotGroupedError, match=r"query='q1'"):
+        with pytest.raises(checks.NotGroupedError, match=r"query='q1'"):
             chunks.collect_chunked(plan, chunk_rows=7, progress=read.append)
         assert not read, order  # not even the first chunk's status was kept
 
@@ -173,7 +177,7 @@ def test_rows_not_grouped_across_chunks() -> None:
         }
     )
     plan = build_plan(table, ["AP"], by="system")
-    with pytest.raises(chunks.NotGroupedError, match=r"system='s', query='q1'"):
+    with pytest.raises(checks.NotGroupedError, match=r"system='s', query='q1'"):
         chunks.collect_chunked(plan, chunk_rows=2)
 
 
@@ -280,7 +284,7 @@ def chunked_or_not_grouped(rows: list[tuple], group: list[str], chunk_rows: int)
     if len(runs) == len(set(runs)):
         assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
     else:
-        with pytest.raises(chunks.NotGroupedError):
+        with pytest.raises(checks.NotGroupedError):
             chunks.collect_chunked(plan, chunk_rows=chunk_rows)
 
 
@@ -359,13 +363,13 @@ def test_sorted_group_columns_are_flagged_only_when_sorted() -> None:
             "with_null": [None, "q1", "q2"],  # sorted with nulls first: not flagged
         }
     )
-    flags = chunks._flag_sorted(frame, ["system", "query", "with_null"])
+    flags = reading.flag_sorted(frame, ["system", "query", "with_null"])
     assert flags["query"].flags["SORTED_ASC"]
     assert not flags["system"].flags["SORTED_ASC"]
     assert not flags["other"].flags["SORTED_ASC"]
     assert not flags["with_null"].flags["SORTED_ASC"]
     unsorted = pl.DataFrame({"query": ["q2", "q1"]})
-    assert chunks._flag_sorted(unsorted, ["query"]) is unsorted
+    assert reading.flag_sorted(unsorted, ["query"]) is unsorted
 
 
 # scores where a packed key could go wrong: signed zeros (equal as floats), doubles that are
@@ -415,15 +419,15 @@ def test_packed_sort_key_orders_rows_as_the_plan_sort(rows, trec_version) -> Non
     # (in 63 bits, always here), or one arg sort when they do not fit (in 40 bits, sometimes)
     keys = frame.select(by[0].alias("key"), by[1].alias("tie"))
     for limit in (63, 40):
-        assert chunks._permutation(keys, tuple(desc[1:]), limit).equals(got["plain"]), frame
+        assert presort.permutation(keys, tuple(desc[1:]), limit).equals(got["plain"]), frame
 
 
 def test_chunked_engine_ranks_unsorted_chunks_with_the_packed_key(monkeypatch) -> None:
-    # an unsorted input goes through chunks._ranked (and gives one plan's results); ranked
+    # an unsorted input goes through presort.rank_rows (and gives one plan's results); ranked
     # input and ties the key cannot express do not
     calls = []
-    original = chunks._ranked
-    monkeypatch.setattr(chunks, "_ranked", lambda *a: calls.append(1) or original(*a))
+    original = presort.rank_rows
+    monkeypatch.setattr(chunks, "rank_rows", lambda *a: calls.append(1) or original(*a))
     shuffled = pl.read_parquet(PARQUET).sample(fraction=1, shuffle=True, seed=0)
     table = shuffled.sort("system", "query", maintain_order=True)  # grouped, not ranked
     one = table.filter(system="bm25").drop("system")
@@ -461,8 +465,8 @@ def test_last_group_start_looks_back_until_the_run_starts(keys, window) -> None:
     for group in (["query"], ["system", "query"]):
         rows = frame.select(group).rows()
         want = max(i for i in range(len(rows)) if i == 0 or rows[i] != rows[i - 1])
-        assert chunks._last_group_start(frame, group, window) == want
-        assert chunks._last_group_start(frame, group) == want
+        assert reading.last_group_start(frame, group, window) == want
+        assert reading.last_group_start(frame, group) == want
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -481,10 +485,10 @@ def test_judgments_of_a_chunk_by_binary_search(judged, asked) -> None:
         orient="row",
     )
     chunk = pl.DataFrame({"query": asked})
-    ordered = chunks._sorted_by(qrels, "query")
+    ordered = judgments.sorted_by(qrels, "query")
     assert ordered["query"].flags["SORTED_ASC"]
     want = ordered.join(chunk.unique(), on="query", how="semi", maintain_order="left")
-    assert chunks._judgments_of(ordered, chunk, ["query"]).equals(want)
+    assert judgments.judgments_of(ordered, chunk, ["query"]).equals(want)
     assert ordered.equals(qrels.sort("query", "label"))  # stable: labels number the rows
 
 
@@ -532,12 +536,12 @@ def test_reading_by_range_gives_the_chunks_of_the_stream(queries, chunk_rows) ->
     # the chunks (whole groups, in input order, every row once) are the same either way
     frame = pl.DataFrame({"query": queries, "row": range(len(queries))}, schema_overrides={
         "query": pl.String, "row": pl.Int64})  # fmt: skip
-    streamed = list(chunks._chunks(frame.lazy(), ["query"], chunk_rows))
+    streamed = list(reading.chunks_of(frame.lazy(), ["query"], chunk_rows))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rows.parquet"
         frame.write_parquet(path, row_group_size=3)
         for source in (pl.scan_parquet(path), frame.lazy()):
-            by_range = list(chunks._chunks(source, ["query"], chunk_rows, by_range=True))
+            by_range = list(reading.chunks_of(source, ["query"], chunk_rows, by_range=True))
             assert [c.to_dicts() for c in by_range] == [c.to_dicts() for c in streamed]
     assert pl.concat([frame.clear(), *streamed]).equals(frame)
     starts = [c["query"][0] for c in streamed]
@@ -568,8 +572,8 @@ def test_chunks_are_evaluated_in_one_piece_per_column(monkeypatch, tmp_path, ord
     assert_same(chunks.collect_chunked(plan, chunk_rows=2000, workers=1), plan)
     assert len(evaluated) >= table.height // 4000
     assert {c[n].n_chunks() for c in evaluated for n in c.columns} == {1}
-    pieces = [c[n].n_chunks() for c in chunks._chunks(plan.source, plan.group, 2000, by_range=True)
-              for n in c.columns]  # fmt: skip
+    read = reading.chunks_of(plan.source, plan.group, 2000, by_range=True)
+    pieces = [c[n].n_chunks() for c in read for n in c.columns]
     assert max(pieces) > 1  # the case this test is about
 
 
@@ -589,7 +593,7 @@ def test_sources_read_by_range(tmp_path: Path) -> None:
 @settings(max_examples=examples(300), deadline=None)
 @given(total=st.integers(0, 10**9), chunk_rows=st.integers(1, 10**7), workers=st.integers(1, 4))
 def test_balanced_chunks_fill_whole_rounds(total, chunk_rows, workers) -> None:
-    size = chunks._balanced(total, chunk_rows, workers)
+    size = reading.balanced(total, chunk_rows, workers)
     assert 1 <= size <= chunk_rows
     count = -(-total // size)  # chunks of `size` rows
     rounds = max(1, -(-total // (chunk_rows * workers)))  # rounds with chunks of `chunk_rows`
@@ -602,13 +606,13 @@ def test_chunked_engine_reads_balanced_ranges(monkeypatch) -> None:
     # 1000 rows in chunks of at most 400, two at a time: four chunks of 250 rows, two full
     # rounds (not 400, 400, 200, whose second round leaves a worker idle)
     asked: list[int] = []
-    ranges = chunks._ranges
+    ranges = reading.ranges
 
     def spy(source, rows):
         asked.append(rows)
         return ranges(source, rows)
 
-    monkeypatch.setattr(chunks, "_ranges", spy)
+    monkeypatch.setattr(reading, "ranges", spy)
     table = pl.DataFrame({"query": [f"q{i // 10:03d}" for i in range(1000)],
                           "score": [float(i % 7) for i in range(1000)],
                           "label": [i % 2 for i in range(1000)]})  # fmt: skip
@@ -643,7 +647,7 @@ def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
     # An error names the doc that one plan names: the first in ranking order with a NaN
     # score, or of a query whose id is null (ranked with null doc ids last, as the plan's
     # sort; and ranked again with its doc ids where a chunk kept them in place, see
-    # chunks._evaluate). One query, so that one plan and the chunks see the same first
+    # chunks.evaluate_chunk). One query, so that one plan and the chunks see the same first
     # error (with several, the first bad chunk's error is reported).
     table = pl.DataFrame(
         [(query, *row) for row in rows],
@@ -662,7 +666,7 @@ def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
 
 
 def test_no_measure_reads_doc_ids() -> None:
-    # chunks._evaluate leaves doc ids unsorted in a ranked chunk: sound only while no measure
+    # chunks.evaluate_chunk leaves doc ids unsorted in a ranked chunk: sound only while no measure
     # reads them (data checks do, per group and in any order)
     from preval.measures import CATALOGUE, parse
     from preval.ranking import DOC, Ranking
@@ -689,7 +693,7 @@ def test_no_measure_reads_doc_ids() -> None:
 )
 def test_one_query_column_raises_exactly_when_rows_are_not_grouped(rows, chunk_rows) -> None:
     # One group column: chunks whose queries ascend after the last chunk's skip the check
-    # across chunks (`chunks._ascending`); a query that comes back must still be caught, e.g.
+    # across chunks (`checks.ascends`); a query that comes back must still be caught, e.g.
     # q1 q1 | q2 | q1: every chunk sorted, the third starts before the second ended.
     chunked_or_not_grouped(rows, ["query"], chunk_rows)
 
@@ -705,8 +709,8 @@ def test_one_query_column_raises_exactly_when_rows_are_not_grouped(rows, chunk_r
 )
 def test_check_across_chunks_only_when_queries_do_not_ascend(monkeypatch, queries, checked):
     calls: list[int] = []
-    check = chunks._check_across_chunks
-    monkeypatch.setattr(chunks, "_check_across_chunks", lambda *a: calls.append(1) or check(*a))
+    check = checks.check_across_chunks
+    monkeypatch.setattr(chunks, "check_across_chunks", lambda *a: calls.append(1) or check(*a))
     table = pl.DataFrame({"query": queries, "doc": [f"d{i}" for i in range(len(queries))],
                           "score": [1.0] * len(queries), "label": [1, 0, 1, 0, 1]})  # fmt: skip
     plan = build_plan(table, ["AP"])

@@ -25,7 +25,8 @@ import polars as pl
 from ..errors import InputError
 from ..evaluate import Evaluation
 from ..ranking import run_starts
-from .chunked import NotGroupedError, collect_chunked
+from .checks import NotGroupedError
+from .chunked import collect_chunked
 from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
 
 ENGINES = ("in-memory", "streaming", "chunked", "partitioned")

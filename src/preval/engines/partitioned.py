@@ -30,7 +30,8 @@ import polars as pl
 
 from ..errors import InputError
 from ..evaluate import Evaluation
-from .chunked import CHUNK_ROWS, WORKERS, _balanced, _ranges, collect_chunked
+from .chunked import CHUNK_ROWS, WORKERS, collect_chunked
+from .reading import balanced, ranges
 
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
@@ -78,7 +79,7 @@ def collect_partitioned(
         tmp_dir=tmp_dir,
     )
     if buckets is None and size * 3 <= limit:
-        batch_rows = _balanced(rows, chunk_rows, workers)
+        batch_rows = balanced(rows, chunk_rows, workers)
         n = max(1, math.ceil(rows / batch_rows))
         buckets_ = _in_memory_buckets(
             ev.source, ev.group, n, by_range=ev.source_by_range, batch_rows=batch_rows
@@ -124,7 +125,7 @@ def _in_memory_buckets(
     parts = max(1, math.ceil(batch_rows / PART_ROWS))
     pieces: dict[int, list[pl.DataFrame]] = {}
     batches = (
-        _ranges(source, batch_rows) if by_range else source.collect_batches(chunk_size=batch_rows)
+        ranges(source, batch_rows) if by_range else source.collect_batches(chunk_size=batch_rows)
     )
     for batch in batches:
         keyed = batch.with_columns(
