@@ -40,7 +40,9 @@ DEFAULT_MEMORY_LIMIT = 4 * 2**30
 SAMPLE_ROWS = 100_000
 # Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
 SPILL_RATIO = 0.6
-MAX_BUCKETS = 4096
+# A spilling sink buffers every bucket it writes: more buckets, more memory (at 100M rows,
+# 500 buckets held several times what 64 did). Larger buckets are divided again when read.
+MAX_BUCKETS = 64
 # Rows of the parts a bucket is divided into before its rows are put in order (about 8 MB)
 PART_ROWS = 200_000
 _BUCKET = "__preval_bucket"
@@ -91,18 +93,21 @@ def collect_partitioned(
     try:
         _check_free_disk(Path(spill.name), int(size * SPILL_RATIO), rows)
         _scatter(ev.source, ev.group, buckets, Path(spill.name))
-        return run(chunks=_spilled_buckets(Path(spill.name)))
+        return run(chunks=_spilled_buckets(Path(spill.name), ev.group, chunk_rows))
     finally:
         spill.cleanup()
 
 
 def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
-    """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys; `level` 1 takes
-    other bits of the hash than level 0 (a bucket is divided again by the bits it did not use)."""
+    """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys. Each `level`
+    reads other bits of the hash, so that a bucket divided again by another level spreads
+    over all the new buckets: 0, the spilled or in-memory buckets; 1, the parts of a bucket;
+    2, the buckets a spilled bucket is divided into when it is read back."""
     keys = [pl.col(c) for c in group]
     hashed = keys[0].hash() if len(keys) == 1 else pl.struct(keys).hash()
-    if level:
-        hashed = hashed // 2**32
+    shift = {0: 0, 1: 32, 2: 16}[level]
+    if shift:
+        hashed = hashed // 2**shift
     return (hashed % buckets).alias(_BUCKET)
 
 
@@ -114,7 +119,13 @@ def _drain(items: list) -> Iterator:
 
 
 def _in_memory_buckets(
-    source: pl.LazyFrame, group: list[str], n: int, *, by_range: bool, batch_rows: int
+    source: pl.LazyFrame,
+    group: list[str],
+    n: int,
+    *,
+    by_range: bool,
+    batch_rows: int,
+    level: int = 0,
 ) -> list[list[pl.DataFrame]]:
     """`source`'s rows in `n` buckets of whole groups, each bucket a list of parts of about
     `PART_ROWS` rows (a part's rows in any order, in pieces).
@@ -129,7 +140,7 @@ def _in_memory_buckets(
     )
     for batch in batches:
         keyed = batch.with_columns(
-            (_bucket_of(group, n) * parts + _bucket_of(group, parts, level=1)).alias(_BUCKET)
+            (_bucket_of(group, n, level) * parts + _bucket_of(group, parts, 1)).alias(_BUCKET)
         )
         del batch
         for (key,), part in keyed.partition_by(_BUCKET, include_key=False, as_dict=True).items():
@@ -248,7 +259,14 @@ def _scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path)
         raise
 
 
-def _spilled_buckets(folder: Path) -> Iterator[pl.DataFrame]:
-    """Each bucket's rows, read back (in any order)."""
+def _spilled_buckets(folder: Path, group: list[str], chunk_rows: int) -> Iterator:
+    """Each bucket's rows, read back (in any order); a bucket of more than `chunk_rows` rows
+    read batch by batch and divided in memory into buckets of about that size."""
     for bucket in sorted(folder.glob(f"{_BUCKET}=*")):
-        yield pl.scan_ipc(sorted(bucket.glob("*.ipc"))).collect()
+        rows = pl.scan_ipc(sorted(bucket.glob("*.ipc")))
+        n = math.ceil(rows.select(pl.len()).collect().item() / chunk_rows)
+        if n <= 1:
+            yield rows.collect()
+            continue
+        divided = _in_memory_buckets(rows, group, n, by_range=False, batch_rows=chunk_rows, level=2)
+        yield from _drain(divided)
