@@ -47,12 +47,14 @@ _MEASURES = {
     "IPrec": ({"rel"}, "required"),  # cutoff is a recall level p in [0, 1]
     "AP11": ({"rel"}, "forbidden"),
     "infAP": ({"rel"}, "forbidden"),
-    "Judged": (set(), "required"),
+    "Judged": ({"norm"}, "optional"),
+    "SetF": ({"rel", "beta", "fbeta"}, "forbidden"),
     "SetP": ({"rel"}, "forbidden"),
     "SetR": ({"rel"}, "forbidden"),
     "NumNonrelJudgedRet": ({"rel"}, "forbidden"),
 }
 _ALIASES = {"11pt": "AP11"}
+_NORMS = {"AP": {"R", "min", "hits"}, "Judged": {"min", "K"}}
 _SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumQ", "NumNonrelJudgedRet"}
 _GEOMETRIC = {"GMAP", "GMBpref"}
 _MEASURE_RE = re.compile(
@@ -91,13 +93,13 @@ def parse_measure(text):
                 raise ValueError(msg)
             if key == "rel":
                 params[key] = int(value)
-            elif key == "beta":
+            elif key in ("beta", "fbeta"):
                 params[key] = float(value)
                 if not 0 <= params[key] < math.inf:
                     msg = f"beta must be finite and >= 0 in {text!r}"
                     raise ValueError(msg)
             else:  # norm
-                choices = {"R", "min", "hits"} if name == "AP" else {"R", "min"}
+                choices = _NORMS.get(name, {"R", "min"})
                 if value not in choices:
                     msg = f"bad norm {value!r} in {text!r}"
                     raise ValueError(msg)
@@ -304,7 +306,18 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
         elif name == "infAP":
             value = _infap(labels, level, num_rel)
         elif name == "Judged":
-            value = sum(1 for lab in labels[:cutoff] if lab is not None and lab >= 0) / cutoff
+            # ir_measures: judged share of the documents shown, min(K, n); norm=K: of K
+            shown = n if cutoff is None else min(cutoff, n)
+            found = sum(1 for lab in labels[:shown] if lab is not None and lab >= 0)
+            if params.get("norm", "min") == "K" and cutoff is not None:
+                value = found / cutoff
+            else:
+                value = found / shown if shown else 0.0
+        elif name == "SetF":
+            # weight x: trec_eval's set_F parameter (beta=), or fbeta squared
+            x = params["fbeta"] ** 2 if "fbeta" in params else params.get("beta", 1.0)
+            denom = x * num_rel + n
+            value = (1 + x) * tp(n) / denom if tp(n) else 0.0
         elif name == "SetP":
             value = tp(n) / n if n > 0 else 0.0
         elif name == "SetR":

@@ -501,15 +501,31 @@ def inferred_ap(r: Ranking, s: Spec) -> pl.Expr:
 
 
 @measure(
-    "Judged", top_only=True, cutoff="required", aliases=("judged",), trec="(ir_measures Judged)"
+    "Judged",
+    top_only=True,
+    cutoff="optional",
+    params={"norm": _norm("min", "K")},
+    aliases=("judged",),
+    trec="(ir_measures Judged)",
 )
 def judged(r: Ranking, s: Spec) -> pl.Expr:
-    """Judged at K: the share of the top K that has a judgment (label ≥ 0), divided by K.
+    """Judged at K: the share of the top min(K, n) ranked documents that has a judgment.
 
-    Missing ranks beyond n count as unjudged (ir_measures ``Judged@k``). A negative label
-    marks a pooled document that was never assessed, as in trec_eval: not judged.
+    Judged@K = j(K) / min(K, n), j(K) = documents in the top K with a label ≥ 0, n = ranked
+    documents; without a cutoff j(n)/n (ir_measures ``Judged@k`` and ``Judged``, which divide by
+    min(K, n) since its PR #48, Dec 2022). ``norm=K`` divides by K instead, counting missing
+    ranks beyond n as unjudged (preval before 2026-11). A negative label marks a pooled
+    document that was never assessed, as in trec_eval: not judged (ir_measures counts every
+    qrels entry, negative labels too). Ties follow the evaluation's rule (ir_measures orders
+    them by doc id ascending). 0 when nothing is ranked (ir_measures has no value there: it
+    divides by zero); R = 0 does not matter.
     """
-    return r.divide(r.top(r.judged(), s.cutoff).sum(), s.cutoff)
+    k = s.cutoff
+    found = r.top(r.judged(), k).sum()
+    if s.param("norm") == "K" and k is not None:
+        return r.divide(found, k)
+    shown = r.num_ret if k is None else pl.min_horizontal(r.num_ret, pl.lit(k))
+    return r.safe_div(found, shown)
 
 
 @measure(
@@ -663,21 +679,40 @@ def _set_counts(r: Ranking, s: Spec) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr
 @measure(
     "SetF",
     cutoff="none",
-    params={"rel": REL, "beta": BETA, "alpha": ALPHA, "threshold": THRESHOLD},
-    aliases=(),
-    trec="set_F",
+    params={
+        "rel": REL,
+        "beta": Param(_beta, 1.0, help="trec_eval set_F weight x = beta squared"),
+        "fbeta": Param(_beta, None, help="F-beta's beta (preval): x = fbeta^2"),
+        "alpha": ALPHA,
+        "threshold": THRESHOLD,
+    },
+    aliases=("set_F",),
+    trec="set_F, set_F.x",
 )
 def set_f(r: Ranking, s: Spec) -> pl.Expr:
-    """F of the returned set: (1 + β²)·tp / (β²·R + returned), returned = score ≥ threshold.
+    """F of the returned set: (1 + x)·tp / (x·R + returned), returned = score ≥ threshold.
 
-    ``alpha=`` weighs as the seed lecture notes' F_α = 1/(α/P + (1 − α)/R), the same measure
-    with β² = 1/α − 1. Without a threshold every ranked document is returned (trec_eval
-    ``set_F``). 0 when tp = 0.
+    ``beta=x`` is trec_eval's ``set_F.x`` parameter, and ir_measures' ``SetF(beta=x)``, which
+    passes it to trec_eval: the weight x in (x + 1)·P·R / (x·P + R), i.e. β² of F_β
+    (``SetF(beta=4)`` is F_2). ``fbeta=b`` is F_b with b as β (x = b², preval's own
+    spelling, as in ``F(beta=b)@K`` and scikit-learn's ``fbeta_score``); ``alpha=a`` the seed
+    lecture notes' F_α = 1/(α/P + (1 − α)/R), x = 1/α − 1. At most one of the three. Without a
+    threshold every ranked document is returned (trec_eval ``set_F``). 0 when tp = 0 (so when
+    R = 0 or nothing is returned).
     """
-    alpha = s.param("alpha")
-    beta2 = s.param("beta") ** 2 if alpha is None else 1.0 / alpha - 1.0
+    given = [k for k, _ in s.given if k in ("beta", "fbeta", "alpha")]
+    if len(given) > 1:
+        msg = f"SetF takes one of beta (trec_eval weight), fbeta, alpha; got {', '.join(given)}"
+        raise MeasureError(msg)
+    alpha, fbeta = s.param("alpha"), s.param("fbeta")
+    if alpha is not None:
+        weight = 1.0 / alpha - 1.0
+    elif fbeta is not None:
+        weight = fbeta**2
+    else:
+        weight = s.param("beta")
     tp, fp, R, _ = _set_counts(r, s)
-    return r.safe_div((1.0 + beta2) * tp, beta2 * R + tp + fp)
+    return r.safe_div((1.0 + weight) * tp, weight * R + tp + fp)
 
 
 @measure(
