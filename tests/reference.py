@@ -48,6 +48,7 @@ _MEASURES = {
     "AP11": ({"rel"}, "forbidden"),
     "infAP": ({"rel"}, "forbidden"),
     "Judged": ({"norm"}, "optional"),
+    "Hits": ({"rel"}, "optional"),
     "SetF": ({"rel", "beta", "fbeta"}, "forbidden"),
     "SetP": ({"rel"}, "forbidden"),
     "SetR": ({"rel"}, "forbidden"),
@@ -279,6 +280,8 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
                 ideal = ideal[:cutoff]
             idcg = sum(g / math.log2(k + 1) for k, g in enumerate(ideal, start=1))
             value = dcg / idcg if idcg > 0 else 0.0
+        elif name == "Hits":
+            value = tp(n if cutoff is None else cutoff)
         elif name == "Success":
             value = 1.0 if tp(cutoff) > 0 else 0.0
         elif name == "F":

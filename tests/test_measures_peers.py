@@ -82,3 +82,79 @@ def test_reference_agrees_on_the_new_forms() -> None:
     got = values(RUN, QRELS, ms)["q"]
     for m in ms:
         assert got[m] == pytest.approx(want[m], abs=1e-12), m
+
+
+# ranx 0.3.21: Run(RANX_RUN) evaluated with evaluate(Qrels(RANX_QRELS), run, [names]); the
+# per-query values are run.scores[name] (untied scores: ranx has no defined tie order)
+RANX_QRELS = {
+    "q1": {"d1": 2, "d2": 1, "d3": 0, "d4": 3, "d9": 1},
+    "q2": {"d1": 1, "d5": 0, "d6": 2},
+    "q3": {"d2": 1, "d7": 4, "d8": 0, "d3": 2},
+}
+RANX_RUN = {
+    "q1": {"d1": 0.9, "d3": 0.8, "d2": 0.7, "d5": 0.6, "d4": 0.5, "d6": 0.4, "d7": 0.3},
+    "q2": {"d5": 0.9, "d4": 0.8, "d6": 0.7},
+    "q3": {"d8": 0.95, "d9": 0.85, "d7": 0.75, "d2": 0.65, "d1": 0.55, "d3": 0.45},
+}
+RANX = {
+    "hits@5": (3.0, 1.0, 2.0),
+    "hits": (3.0, 1.0, 3.0),
+    "hit_rate@2": (1.0, 0.0, 0.0),
+    "precision@5": (0.6, 0.2, 0.4),
+    "recall@5": (0.75, 0.5, 0.6666666666666666),
+    "f1@5": (0.6666666666666665, 0.28571428571428575, 0.5),
+    "f1": (0.5454545454545454, 0.4, 0.6666666666666666),
+    "r-precision": (0.5, 0.0, 0.3333333333333333),
+    "r_precision": (0.5, 0.0, 0.3333333333333333),  # the spelling of r-precision
+    "mrr": (1.0, 0.3333333333333333, 0.3333333333333333),
+    "mrr@2": (1.0, 0.0, 0.0),
+    "map": (0.5666666666666667, 0.16666666666666666, 0.4444444444444444),
+    "map@5": (0.5666666666666667, 0.16666666666666666, 0.27777777777777773),
+    "ndcg": (0.704965430326989, 0.38009376671593426, 0.5454994049044377),
+    "ndcg@5": (0.704965430326989, 0.38009376671593426, 0.42185626967476547),
+    "bpref": (0.25, 0.0, 0.0),
+}
+RANX_LATER = {  # measures of the next commits, same run
+    "ndcg_burges@5": (0.6319530973242462, 0.41311732856427996, 0.4559749698104292),
+    "ndcg_burges": (0.6319530973242462, 0.41311732856427996, 0.5174154636441465),
+    "dcg@5": (3.660558421703625, 1.0, 2.430676558073393),
+    "dcg_burges@5": (6.207969650641791, 1.5, 7.930676558073393),
+    "rbp.8": (0.77376, 0.256, 0.745472),
+    "rbp.5": (1.21875, 0.25, 0.59375),
+}
+
+
+def check_ranx(names: dict[str, tuple[float, ...]]) -> None:
+    got = values(RANX_RUN, RANX_QRELS, list(names))
+    for name, want in names.items():
+        column = preval.measures.parse(name).name
+        for q, v in zip(("q1", "q2", "q3"), want, strict=True):
+            assert got[q][column] == pytest.approx(v, abs=1e-12), (name, q)
+
+
+def test_ranx_names_give_ranx_numbers() -> None:
+    check_ranx(RANX)
+
+
+def test_ranx_hits_is_averaged_num_rel_ret_summed() -> None:
+    got = values(RANX_RUN, RANX_QRELS, ["hits@5", "NumRelRet"])
+    per_query = pl.DataFrame(list(got.values()))
+    summary = preval.summarize(per_query.lazy()).collect().row(0, named=True)
+    assert summary["Hits@5"] == pytest.approx(2.0)  # ranx: evaluate(...) mean 2.0
+    assert summary["NumRelRet"] == 7.0
+
+
+def test_relative_p_is_recall_over_min_r_k_in_evaluate() -> None:
+    got = values(RANX_RUN, RANX_QRELS, ["relative_P@2", "relative_P_2", "relative_P.2"])
+    assert list(got["q1"])[-1] == "R(norm=min)@2"
+    # q1: d1 rel, d3 not: 1 / min(4, 2)
+    assert got["q1"]["R(norm=min)@2"] == 0.5
+
+
+def test_relative_p_matches_pytrec_eval() -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    want = pytrec_eval.RelevanceEvaluator(RANX_QRELS, {"relative_P.2,5"}).evaluate(RANX_RUN)
+    got = values(RANX_RUN, RANX_QRELS, ["relative_P@2", "relative_P@5"])
+    for q in want:
+        assert got[q]["R(norm=min)@2"] == pytest.approx(want[q]["relative_P_2"], abs=1e-12)
+        assert got[q]["R(norm=min)@5"] == pytest.approx(want[q]["relative_P_5"], abs=1e-12)

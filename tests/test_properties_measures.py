@@ -20,6 +20,9 @@ MEASURES = [
     "SetF",
     "SetF(beta=2)",
     "SetF(fbeta=0.5,rel=2)",
+    "Hits",
+    "Hits@3",
+    "Hits(rel=2)@2",
 ]
 TOP = [m for m in MEASURES if "@" in m]
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -147,6 +147,9 @@ def _fmt(value: Any) -> str:
 
 CATALOGUE: dict[str, Definition] = {}
 _ALIASES: dict[str, str] = {}
+# aliases that stand for a measure with parameters set (ranx's ndcg_burges: nDCG with
+# exponential gain); lower-case alias -> (parameter, raw value) pairs, parsed as if given
+_PRESETS: dict[str, tuple[tuple[str, str], ...]] = {}
 
 
 def measure(
@@ -159,8 +162,13 @@ def measure(
     trec: str = "",
     fraction: bool = False,
     top_only: bool = False,
+    presets: dict[str, dict[str, str]] | None = None,
 ) -> Callable[[Callable[[Ranking, Spec], pl.Expr]], Callable[[Ranking, Spec], pl.Expr]]:
-    """Register a measure function in the catalogue (its docstring's first line is its help)."""
+    """Register a measure function in the catalogue (its docstring's first line is its help).
+
+    `presets` are further aliases that set parameters: ``{"ndcg_burges": {"dcg": "exp-log2"}}``
+    makes ``ndcg_burges@10`` mean ``nDCG(dcg=exp-log2)@10``.
+    """
 
     def register(fn: Callable[[Ranking, Spec], pl.Expr]) -> Callable[[Ranking, Spec], pl.Expr]:
         doc = (fn.__doc__ or "").strip().splitlines()[0]
@@ -177,8 +185,10 @@ def measure(
             top_only,
         )
         CATALOGUE[name] = definition
-        for alias in (name, *aliases):
+        for alias in (name, *aliases, *(presets or {})):
             _ALIASES[alias.lower()] = name
+        for alias, values in (presets or {}).items():
+            _PRESETS[alias.lower()] = tuple(values.items())
         return fn
 
     return register
@@ -268,14 +278,16 @@ def precision(r: Ranking, s: Spec) -> pl.Expr:
     cutoff="required",
     params={"rel": REL, "norm": _norm("R", "min")},
     aliases=("recall",),
-    trec="recall_K",
+    trec="recall_K, relative_P_K (norm=min)",
     top_only=True,
+    presets={"relative_P": {"norm": "min"}},
 )
 def recall(r: Ranking, s: Spec) -> pl.Expr:
     """Recall at K: relevant documents in the top K, divided by R.
 
-    R@K = tp(K)/R (trec_eval ``recall_K``); ``norm=min`` divides by min(R, K) so that a
-    perfect ranking scores 1 even when R > K. 0 when R = 0.
+    R@K = tp(K)/R (trec_eval ``recall_K``, ranx ``recall@k``); ``norm=min`` divides by
+    min(R, K) so that a perfect ranking scores 1 even when R > K (trec_eval ``relative_P_K``,
+    spelled ``relative_P@K`` here too). 0 when R = 0.
     """
     level, k = s.level(r.default_level), s.cutoff
     R = r.num_rel(level)
@@ -307,7 +319,7 @@ def reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
     "Rprec",
     cutoff="none",
     params={"rel": REL},
-    aliases=("RPrec", "R-prec", "R-precision", "BEP"),
+    aliases=("RPrec", "R-prec", "R-precision", "r_precision", "BEP"),
     trec="Rprec",
 )
 def r_precision(r: Ranking, s: Spec) -> pl.Expr:
@@ -346,13 +358,35 @@ def ndcg(r: Ranking, s: Spec) -> pl.Expr:
     "Success",
     cutoff="required",
     params={"rel": REL},
-    aliases=("success",),
+    aliases=("success", "hit_rate", "HitRate"),
     trec="success_K",
     top_only=True,
 )
 def success(r: Ranking, s: Spec) -> pl.Expr:
-    """Success at K: 1 if a relevant document is in the top K, else 0 (trec_eval success_K)."""
+    """Success at K: 1 if a relevant document is in the top K, else 0 (trec_eval success_K).
+
+    Also ranx ``hit_rate@k``. 0 when R = 0 or nothing is retrieved.
+    """
     return (r.hits(s.level(r.default_level), s.cutoff) > 0).cast(pl.Float64)
+
+
+@measure(
+    "Hits",
+    cutoff="optional",
+    params={"rel": REL},
+    aliases=("hits",),
+    trec="(ranx hits@k; num_rel_ret without K, but averaged)",
+    top_only=True,
+)
+def hits(r: Ranking, s: Spec) -> pl.Expr:
+    """Hits at K: the number of relevant documents in the top K, averaged over queries.
+
+    Hits@K = tp(K) (ranx ``hits@k``; ``hits`` without K: tp(n)). A count per query whose
+    summary is the mean, as ranx reports it (`NumRelRet` is the same count summed, as
+    trec_eval's ``num_rel_ret``). 0 when R = 0 or nothing is retrieved; a cutoff beyond n
+    counts the n retrieved.
+    """
+    return r.hits(s.level(r.default_level), s.cutoff).cast(pl.Float64)
 
 
 @measure(
@@ -808,7 +842,7 @@ _GRAMMAR = re.compile(
 )
 # trec_eval spellings with the cutoff fused into the name: P_10, P.10, map_cut_100 ...
 _TREC = re.compile(
-    r"^(?P<name>map_cut|P|recall|ndcg_cut|success|iprec_at_recall|Judged)[._]"
+    r"^(?P<name>map_cut|P|recall|relative_P|ndcg_cut|success|iprec_at_recall|Judged)[._]"
     r"(?P<cutoff>\d+(\.\d+)?)$"
 )
 
@@ -831,7 +865,12 @@ def parse(text: str) -> Spec:
         msg = f"unknown measure {m['name']!r} in {text!r}; known: {', '.join(CATALOGUE)}"
         raise MeasureError(msg)
     definition = CATALOGUE[key]
-    return Spec(definition, _cutoff(definition, m["cutoff"], text), _params(definition, m, text))
+    preset = _PRESETS.get(m["name"].lower(), ())
+    return Spec(
+        definition,
+        _cutoff(definition, m["cutoff"], text),
+        _params(definition, m["params"], text, preset),
+    )
 
 
 def _cutoff(definition: Definition, raw: str | None, text: str) -> int | None:
@@ -854,9 +893,12 @@ def _cutoff(definition: Definition, raw: str | None, text: str) -> int | None:
     return int(raw)
 
 
-def _params(definition: Definition, m: re.Match[str], text: str) -> tuple[tuple[str, Any], ...]:
+def _params(
+    definition: Definition, params: str | None, text: str, preset: tuple[tuple[str, str], ...] = ()
+) -> tuple[tuple[str, Any], ...]:
     given: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in (m["params"] or "").split(","))):
+    items = [f"{k}={v}" for k, v in preset]
+    for item in [*items, *filter(None, (p.strip() for p in (params or "").split(",")))]:
         key, sep, raw = (part.strip() for part in item.partition("="))
         allowed = ", ".join(definition.params) or "none"
         if not sep or key not in definition.params:
