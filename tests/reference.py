@@ -35,7 +35,8 @@ _MEASURES = {
     "R": ({"rel", "norm"}, "required"),
     "RR": ({"rel"}, "optional"),
     "Rprec": ({"rel"}, "forbidden"),
-    "nDCG": ({"rel"}, "optional"),  # rel accepted but ignored: gains are labels
+    "nDCG": ({"rel", "dcg", "gains"}, "optional"),  # rel accepted but ignored
+    "DCG": ({"dcg", "gains"}, "optional"),
     "Success": ({"rel"}, "required"),
     "F": ({"rel", "beta"}, "optional"),
     "NumRet": ({"rel"}, "forbidden"),
@@ -99,6 +100,14 @@ def parse_measure(text):
                 if not 0 <= params[key] < math.inf:
                     msg = f"beta must be finite and >= 0 in {text!r}"
                     raise ValueError(msg)
+            elif key == "dcg":
+                if value not in ("log2", "exp-log2"):
+                    msg = f"bad dcg {value!r} in {text!r}"
+                    raise ValueError(msg)
+                params[key] = value
+            elif key == "gains":  # {grade:gain;grade:gain}: ';' as the parser splits at ','
+                pairs = value.strip("{}").split(";")
+                params[key] = {int(a): float(b) for a, b in (p.split(":") for p in pairs)}
             else:  # norm
                 choices = _NORMS.get(name, {"R", "min"})
                 if value not in choices:
@@ -236,6 +245,20 @@ def _infap(labels, level, num_rel):
     return total / num_rel if num_rel > 0 else 0.0
 
 
+def _gain(label, params):
+    """Gain of one label: the label (max 0), 2^label - 1 (dcg=exp-log2), or a custom value."""
+    if label is None:
+        return 0.0
+    if label in params.get("gains", {}):
+        return params["gains"][label]
+    g = max(label, 0)
+    return 2.0**g - 1.0 if params.get("dcg") == "exp-log2" else float(g)
+
+
+def _dcg(gains, k):
+    return sum(g / math.log2(i + 1) for i, g in enumerate(gains[:k], start=1))
+
+
 def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
     """Compute every requested measure for one query."""
     labels = [judgments.get(doc) for doc in ranked]  # None == nonpool
@@ -271,15 +294,17 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             value = 0.0 if first is None else 1.0 / first
         elif name == "Rprec":
             value = tp(num_rel) / num_rel if num_rel > 0 else 0.0
-        elif name == "nDCG":
+        elif name in ("nDCG", "DCG"):
             k_max = n if cutoff is None else min(cutoff, n)
-            gains = [0 if lab is None else max(lab, 0) for lab in labels]
-            dcg = sum(gains[k - 1] / math.log2(k + 1) for k in range(1, k_max + 1))
-            ideal = sorted((max(lab, 0) for lab in judgments.values()), reverse=True)
-            if cutoff is not None:
-                ideal = ideal[:cutoff]
-            idcg = sum(g / math.log2(k + 1) for k, g in enumerate(ideal, start=1))
-            value = dcg / idcg if idcg > 0 else 0.0
+            dcg = _dcg([_gain(lab, params) for lab in labels], k_max)
+            # the ideal: positive gains of every judged document, best first
+            ideal = sorted((_gain(lab, params) for lab in judgments.values()), reverse=True)
+            ideal = [g for g in ideal if g > 0]
+            idcg = _dcg(ideal, len(ideal) if cutoff is None else cutoff)
+            if name == "DCG":
+                value = dcg
+            else:
+                value = dcg / idcg if idcg > 0 else 0.0
         elif name == "Hits":
             value = tp(n if cutoff is None else cutoff)
         elif name == "Success":

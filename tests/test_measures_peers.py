@@ -6,6 +6,8 @@ fixed here, each with the call that produced it; pytrec_eval (trec_eval 9) is as
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 import pytest
 
@@ -13,7 +15,10 @@ import preval
 from tests import reference
 
 
-def values(run: dict, qrels: dict, measures: list[str], **kw) -> dict[str, dict[str, float]]:
+def values(
+    run: dict, qrels: dict, measures: list[str], *, table: bool = False, **kw
+) -> dict[str, dict[str, float]]:
+    """Per-query values with separate qrels, or (`table`) from one joined table."""
     rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     run_df = pl.DataFrame(
         rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row"
@@ -22,7 +27,11 @@ def values(run: dict, qrels: dict, measures: list[str], **kw) -> dict[str, dict[
     qrels_df = pl.DataFrame(
         judged, schema={"query": pl.String, "doc": pl.String, "label": pl.Int64}, orient="row"
     )
-    got = preval.evaluate(run_df, measures, qrels=qrels_df, **kw).collect()
+    if table:
+        both = run_df.join(qrels_df, on=["query", "doc"], how="full", coalesce=True)
+        got = preval.evaluate(both, measures, **kw).collect()
+    else:
+        got = preval.evaluate(run_df, measures, qrels=qrels_df, **kw).collect()
     return {r["query"]: r for r in got.iter_rows(named=True)}
 
 
@@ -124,8 +133,8 @@ RANX_LATER = {  # measures of the next commits, same run
 }
 
 
-def check_ranx(names: dict[str, tuple[float, ...]]) -> None:
-    got = values(RANX_RUN, RANX_QRELS, list(names))
+def check_ranx(names: dict[str, tuple[float, ...]], *, table: bool = False) -> None:
+    got = values(RANX_RUN, RANX_QRELS, list(names), table=table)
     for name, want in names.items():
         column = preval.measures.parse(name).name
         for q, v in zip(("q1", "q2", "q3"), want, strict=True):
@@ -158,3 +167,83 @@ def test_relative_p_matches_pytrec_eval() -> None:
     for q in want:
         assert got[q]["R(norm=min)@2"] == pytest.approx(want[q]["relative_P_2"], abs=1e-12)
         assert got[q]["R(norm=min)@5"] == pytest.approx(want[q]["relative_P_5"], abs=1e-12)
+
+
+GAIN_FORMS = ["ndcg_burges@5", "ndcg_burges", "dcg@5", "dcg_burges@5"]
+
+
+def test_ranx_dcg_and_exponential_gain() -> None:
+    check_ranx({k: RANX_LATER[k] for k in GAIN_FORMS}, table=True)
+    check_ranx({k: RANX_LATER[k] for k in ("dcg@5", "dcg_burges@5")})  # no ideal: any plan
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=preval.MeasureError,
+    reason="evaluate.py builds ideal-DCG columns for the linear gain only; it must build one per "
+    "measures.ideal_keys(spec) (see docs/readme-measures.md, 'Needed in evaluate.py')",
+)
+def test_exponential_ndcg_with_separate_qrels() -> None:
+    check_ranx({k: RANX_LATER[k] for k in GAIN_FORMS})
+
+
+def test_gdeval_ndcg_exp_log2() -> None:
+    # ir_measures' nDCG(dcg='exp-log2')@3 is gdeval.pl (bundled with ir_measures 0.4.3):
+    # perl gdeval.pl qrels run 3 on this case printed "r,1,0.37263,0.20443" (ndcg@3, err@3)
+    qrels = {"1": {"a": 2, "b": 0, "c": 1, "d": 3}}
+    run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0, "x": 0.5, "y": 0.2}}
+    got = values(run, qrels, ["nDCG(dcg='exp-log2')@3"], table=True)["1"]
+    assert got["nDCG(dcg=exp-log2)@3"] == pytest.approx(0.37263, abs=5e-6)
+
+
+# trec_eval's own case for custom gains (pytrec_eval cannot pass them: it asserts or crashes):
+# trec_eval 9.0.8 and 10.0 built from usnistgov/trec_eval, -q on these files printed
+#   ndcg 0.4597, ndcg_1=3.5,2=9.0 0.6611, ndcg_0=-1,3=1 0.4930, ndcg_1=5,2=9.5 0.7104 (9.0.8);
+#   dcg 2.3869, dcg_1=3.5,2=9.0 9.3540, dcg_1=5,2=9.5 11.6843 (10.0)
+TREC_QRELS = {"1": {"a": 1, "b": 0, "c": 2, "d": 3, "e": 1}}
+TREC_RUN = {"1": {"a": 3.0, "b": 2.0, "c": 1.0, "x": 0.5, "e": 0.2}}
+
+
+def test_trec_eval_custom_gains() -> None:
+    ms = ["nDCG", "nDCG(gains={1:3.5,2:9.0})", "nDCG(gains={0:-1,3:1})", "DCG",
+          "DCG(gains={1:3.5,2:9.0})", "nDCG(gains={1:5,2:9.5})",
+          "DCG(gains={1:5,2:9.5})"]  # fmt: skip
+    got = values(TREC_RUN, TREC_QRELS, ms, table=True)["1"]
+    assert round(got["nDCG"], 4) == 0.4597
+    assert round(got["nDCG(gains={0:-1,3:1})"], 4) == 0.4930
+    assert round(got["nDCG(gains={1:5,2:9.5})"], 4) == 0.7104
+    assert round(got["DCG"], 4) == 2.3869
+    assert round(got["DCG(gains={1:3.5,2:9})"], 4) == 9.3540
+    assert round(got["DCG(gains={1:5,2:9.5})"], 4) == 11.6843
+    # trec_eval sorts the ideal's gains with a comparator that truncates their difference to a
+    # whole number (comp_rel_gain returns int), so grade 1 (3.5) and grade 3 (3.0) compare
+    # equal and its ideal puts 3.0 first: IDCG 14.150 instead of 14.250, nDCG 0.6611. preval
+    # sorts the gains: 9.3540 / 14.2503
+    assert got["nDCG(gains={1:3.5,2:9})"] == pytest.approx(
+        got["DCG(gains={1:3.5,2:9})"] / (9 + 3.5 / math.log2(3) + 3.5 / 2 + 3 / math.log2(5))
+    )
+    assert round(got["nDCG(gains={1:3.5,2:9})"], 4) == 0.6564
+
+
+def test_trec_m_set_f_twice_prints_the_first_as_trec_eval_9(tmp_path, monkeypatch) -> None:
+    # trec_eval 9.0.8 (built from usnistgov/trec_eval) on TREC_QRELS / TREC_RUN:
+    #   -m set_F.0.5 -m set_F.2  ->  "set_F_0.5 all 0.6429" and nothing else
+    #   -m set_F.2 -m set_F.0.5  ->  "set_F_2   all 0.6923"   (10.0 alike)
+    # the first parameter list of a measure wins; pytrec_eval reports one set_F too
+    import contextlib
+    import io
+
+    from preval import cli
+
+    (tmp_path / "q").write_text("".join(f"1 0 {d} {g}\n" for d, g in TREC_QRELS["1"].items()))
+    lines = [f"1 Q0 {d} {i} {s} r\n" for i, (d, s) in enumerate(TREC_RUN["1"].items(), 1)]
+    (tmp_path / "r").write_text("".join(lines))
+    monkeypatch.chdir(tmp_path)
+    for options, want in (
+        (["-m", "set_F.0.5", "-m", "set_F.2"], "set_F_0.5             \tall\t0.6429"),
+        (["-m", "set_F.2", "-m", "set_F.0.5"], "set_F_2               \tall\t0.6923"),
+    ):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert cli.main(["trec", *options, "q", "r"]) == 0
+        assert out.getvalue().splitlines() == [want]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import preval
 from tests import reference
-from tests.test_properties import QUERY_SETS, TIE_RULES, cases, compare, frames, joined, run_dict
+from tests.test_properties import QUERY_SETS, TIE_RULES, cases, frames, joined, run_dict
 
 # measures that read per-query totals from the qrels only through R (work with separate qrels)
 MEASURES = [
@@ -23,8 +23,31 @@ MEASURES = [
     "Hits",
     "Hits@3",
     "Hits(rel=2)@2",
+    "DCG",
+    "DCG@3",
+    "DCG(dcg=exp-log2)@2",
+    "DCG(gains={0:-1;2:5})",
+]
+# measures that read an ideal DCG of a gain other than the linear one: one joined table only,
+# until evaluate builds their ideal columns from separate qrels (measures.ideal_keys)
+ROWS_ONLY = [
+    "nDCG(dcg=exp-log2)",
+    "nDCG(dcg=exp-log2)@3",
+    "nDCG(gains={1:3.5;2:9})@2",
+    "nDCG(gains={0:-1;3:1})",
 ]
 TOP = [m for m in MEASURES if "@" in m]
+
+
+def compare(got, want, measures) -> None:
+    """Each measure's column (its canonical name) against the reference's value."""
+    assert got["query"].to_list() == sorted(want)
+    for row in got.iter_rows(named=True):
+        for m in measures:
+            column = preval.measures.parse(m).name
+            assert row[column] == pytest.approx(want[row["query"]][m], abs=1e-9), (row, m)
+
+
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -41,8 +64,12 @@ def test_new_measures_match_reference(case, ties, queries, level) -> None:
     ).collect()
     compare(got, want, MEASURES)
     table = joined(run_rows, qrels)
-    got = preval.evaluate(table, MEASURES, ties=ties, queries=queries, relevance_level=level)
-    compare(got.collect(), want, MEASURES)
+    every = [*MEASURES, *ROWS_ONLY]
+    want = reference.evaluate(
+        run_dict(run_rows), qrels, every, relevance_level=level, ties=ties, queries=queries
+    )
+    got = preval.evaluate(table, every, ties=ties, queries=queries, relevance_level=level)
+    compare(got.collect(), want, every)
 
 
 @SETTINGS
@@ -56,7 +83,11 @@ def test_new_cutoff_measures_in_the_top_k_plan(case, ties) -> None:
     compare(plan.per_query().collect(), want, TOP)
 
 
-@pytest.mark.parametrize("bad", ["Judged(norm=R)@3", "SetF@3", "SetF(beta=0)"])
+@pytest.mark.parametrize(
+    "bad",
+    ["Judged(norm=R)@3", "SetF@3", "SetF(beta=0)", "nDCG(dcg=exp)", "nDCG(gains={1})",
+     "nDCG(gains={1.5:2})", "nDCG(gains={1:2},dcg=exp-log2)", "DCG(gains=)"],
+)  # fmt: skip
 def test_bad_forms_are_rejected(bad) -> None:
     with pytest.raises(preval.MeasureError):
         preval.measures.parse(bad)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import polars as pl
 
 from .errors import MeasureError
-from .ranking import SCORE, Ranking, count
+from .ranking import EXP, LINEAR, SCORE, GainRule, Ranking, count, ideal_key
 
 Summary = Literal["mean", "sum", "gmean"]
 GMAP_FLOOR = 1e-5  # trec_eval's floor for gm_map: log(max(AP, 1e-5))
@@ -83,6 +83,51 @@ REL = Param(_level, None, help="label >= rel is relevant (default: the relevance
 BETA = Param(_beta, 1.0, help="weight of recall against precision")
 
 
+class Gains(tuple):
+    """Custom gains per grade, ((grade, gain), ...) sorted by grade; prints as {1:3.5,2:9}."""
+
+    def __str__(self) -> str:
+        return "{" + ",".join(f"{_fmt(g)}:{_fmt(v)}" for g, v in self) + "}"
+
+
+def _gains(text: str) -> Gains:
+    """``{1:3.5,2:9}`` (ir_measures' spelling) or ``1=3.5,2=9`` (trec_eval's) -> Gains."""
+    body = text.strip()
+    if body.startswith("{") and body.endswith("}"):
+        body = body[1:-1]
+    pairs: dict[float, float] = {}
+    for item in filter(None, (p.strip() for p in re.split(r"[,;]", body))):
+        grade, sep, gain = item.replace("=", ":").partition(":")
+        if not sep:
+            msg = f"expected grade:gain pairs like {{1:3.5,2:9}}, got {item!r}"
+            raise ValueError(msg)
+        g, v = float(grade), float(gain)
+        if not g.is_integer() or math.isnan(v) or math.isinf(v):
+            msg = f"grades must be whole numbers and gains finite, got {item!r}"
+            raise ValueError(msg)
+        pairs[g] = v
+    if not pairs:
+        msg = "no grade:gain pair"
+        raise ValueError(msg)
+    return Gains(sorted(pairs.items()))
+
+
+DCG_FORM = Param(
+    str, "log2", ("log2", "exp-log2"), help="gain: label (log2) or 2^label - 1 (exp-log2)"
+)
+GAINS = Param(_gains, None, help="custom gain per grade, {grade:gain,...}")
+
+
+def _gain_rule(s: Spec) -> GainRule:
+    gains = s.param("gains")
+    if gains is not None:
+        if s.param("dcg") == "exp-log2":
+            msg = f"{s.definition.name} takes gains= or dcg=exp-log2, not both"
+            raise MeasureError(msg)
+        return tuple(gains)
+    return EXP if s.param("dcg") == "exp-log2" else LINEAR
+
+
 def _norm(*choices: str) -> Param:
     return Param(str, choices[0], choices, help="denominator: " + " | ".join(choices))
 
@@ -103,6 +148,9 @@ class Definition:
     # With a cutoff K the value reads only the ranked rows within K and per-query totals (R,
     # ideal DCG): the plan may then rank only each query's top K rows (`evaluate`, top-K plan).
     top_only: bool = False
+    # per-query ideal DCGs the measure reads (`ranking.ideal_key`), which a plan with
+    # judgments in columns must compute from the judged rows (`ideal_keys`)
+    ideals: Callable[[Spec], list[Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +211,7 @@ def measure(
     fraction: bool = False,
     top_only: bool = False,
     presets: dict[str, dict[str, str]] | None = None,
+    ideals: Callable[[Spec], list[Any]] | None = None,
 ) -> Callable[[Callable[[Ranking, Spec], pl.Expr]], Callable[[Ranking, Spec], pl.Expr]]:
     """Register a measure function in the catalogue (its docstring's first line is its help).
 
@@ -183,6 +232,7 @@ def measure(
             doc,
             fraction,
             top_only,
+            ideals,
         )
         CATALOGUE[name] = definition
         for alias in (name, *aliases, *(presets or {})):
@@ -336,22 +386,55 @@ def r_precision(r: Ranking, s: Spec) -> pl.Expr:
     return value
 
 
+def _ideal_at_cutoff(s: Spec) -> list[Any]:
+    return [ideal_key(s.cutoff, _gain_rule(s))]
+
+
 @measure(
     "nDCG",
     cutoff="optional",
+    params={"dcg": DCG_FORM, "gains": GAINS},
     aliases=("ndcg_cut", "NDCG"),
-    trec="ndcg, ndcg_cut_K",
+    trec="ndcg, ndcg_cut_K, ndcg.g=x,...",
     top_only=True,
+    presets={"ndcg_burges": {"dcg": "exp-log2"}},
+    ideals=_ideal_at_cutoff,
 )
 def ndcg(r: Ranking, s: Spec) -> pl.Expr:
     """Normalised discounted cumulative gain over the top K (all ranks without a cutoff).
 
     nDCG@K = DCG@K / IDCG@K with DCG@K = Σ_{k ≤ K} gain_k / log2(k + 1), gain = max(label, 0)
     (linear; unjudged = 0), and IDCG@K the DCG of ALL judged gains of the query sorted
-    descending (trec_eval ``ndcg_cut_K``; ``ndcg`` without K). The relevance level does not
-    apply: gains are the raw grades, as in trec_eval. 0 when IDCG = 0.
+    descending (trec_eval ``ndcg_cut_K``; ``ndcg`` without K; ranx ``ndcg@k``). The
+    relevance level does not apply: gains are the raw grades, as in trec_eval.
+    ``dcg=exp-log2``: gain 2^max(label, 0) − 1 (Burges et al.; ranx ``ndcg_burges@k``,
+    ir_measures ``nDCG(dcg='exp-log2')@k`` = gdeval, whose ties are doc id descending as
+    trec_eval's). ``gains={1:3.5,2:9}``: those grades gain those values, other grades their
+    label (trec_eval ``ndcg.1=3.5,2=9.0``, ir_measures ``nDCG(gains=...)``); a negative gain
+    lowers DCG but never IDCG (trec_eval). 0 when IDCG = 0 (R = 0, or no positive gain).
     """
-    return r.safe_div(r.dcg(s.cutoff), r.ideal_dcg(s.cutoff))
+    rule = _gain_rule(s)
+    return r.safe_div(r.dcg(s.cutoff, rule), r.ideal_dcg(s.cutoff, rule))
+
+
+@measure(
+    "DCG",
+    cutoff="optional",
+    params={"dcg": DCG_FORM, "gains": GAINS},
+    aliases=("dcg",),
+    trec="dcg (trec_eval 10)",
+    top_only=True,
+    presets={"dcg_burges": {"dcg": "exp-log2"}},
+)
+def dcg(r: Ranking, s: Spec) -> pl.Expr:
+    """Discounted cumulative gain over the top K, not normalised.
+
+    DCG@K = Σ_{k ≤ K} gain_k / log2(k + 1), gain as in nDCG: the label (linear; ranx
+    ``dcg@k``, trec_eval 10 ``dcg``), 2^label − 1 with ``dcg=exp-log2`` (ranx
+    ``dcg_burges@k``), or custom ``gains=``. Unjudged documents gain 0. 0 when nothing is
+    retrieved or R = 0; a cutoff beyond n sums the n retrieved.
+    """
+    return r.dcg(s.cutoff, _gain_rule(s))
 
 
 @measure(
@@ -866,11 +949,24 @@ def parse(text: str) -> Spec:
         raise MeasureError(msg)
     definition = CATALOGUE[key]
     preset = _PRESETS.get(m["name"].lower(), ())
-    return Spec(
+    spec = Spec(
         definition,
         _cutoff(definition, m["cutoff"], text),
         _params(definition, m["params"], text, preset),
     )
+    if definition.top_only and any(isinstance(k, tuple) for k in ideal_keys(spec)):
+        # The top-K plan reads ideal DCGs from columns that `evaluate` builds for the linear
+        # gain only: a spec with another gain takes the full plan, which reads its rows.
+        spec = replace(spec, definition=replace(definition, top_only=False))
+    return spec
+
+
+def ideal_keys(spec: Spec) -> list[Any]:
+    """The per-query ideal DCGs (`ranking.ideal_key`) that `spec` reads: a plan whose
+    judgments come in columns (separate qrels) computes each with
+    ``Ranking.ideal_dcg_of_rows(key)`` into the column ``ranking.ideal_column(key)``."""
+    ideals = spec.definition.ideals
+    return [] if ideals is None else ideals(spec)
 
 
 def _cutoff(definition: Definition, raw: str | None, text: str) -> int | None:
@@ -898,8 +994,10 @@ def _params(
 ) -> tuple[tuple[str, Any], ...]:
     given: dict[str, Any] = {}
     items = [f"{k}={v}" for k, v in preset]
-    for item in [*items, *filter(None, (p.strip() for p in (params or "").split(",")))]:
+    for item in [*items, *filter(None, (p.strip() for p in _split(params or "")))]:
         key, sep, raw = (part.strip() for part in item.partition("="))
+        if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":  # ir_measures: dcg='exp-log2'
+            raw = raw[1:-1]
         allowed = ", ".join(definition.params) or "none"
         if not sep or key not in definition.params:
             msg = f"bad parameter {item!r} in {text!r}: {definition.name} takes ({allowed})"
@@ -919,6 +1017,17 @@ def _params(
         given[key] = value
     # Defaults are dropped so that spellings of the same measure share one column name.
     return tuple((k, v) for k, v in given.items() if v != definition.params[k].default)
+
+
+def _split(params: str) -> list[str]:
+    """Split ``a=1,gains={1:3,2:9}`` at the commas outside braces."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(params):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            items.append(params[start:i])
+            start = i + 1
+    return [*items, params[start:]]
 
 
 def parse_all(measures: str | Iterable[str]) -> list[Spec]:

@@ -13,9 +13,11 @@ difference of row numbers (`Ranking.first_hit`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
+
+from .errors import MeasureError
 
 Ties = Literal["trec", "input", "optimistic", "pessimistic"]
 TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
@@ -31,6 +33,44 @@ RUN = "_run"  # number of a run of rows with equal group keys
 # row number in the ranked frame, whose groups are runs of rows in ranking order
 POSITION = "_pos"
 REL_FLAG = "_rel"  # + a number: `judged_rel` at one level, once per row (`Ranking.flagged`)
+
+# Gain rules of DCG-style measures: LINEAR max(label, 0) (trec_eval, ranx ndcg), EXP
+# 2^max(label, 0) - 1 (Burges et al.; ranx ndcg_burges, gdeval), or a tuple of (grade, gain)
+# pairs overriding single grades (trec_eval ``ndcg.1=3.5,2=9.0``; other grades keep LINEAR).
+LINEAR, EXP = "linear", "exp"
+GainRule = str | tuple[tuple[float, float], ...]
+
+
+def gain_of(label: pl.Expr, rule: GainRule = LINEAR) -> pl.Expr:
+    """The gain of each row's label under `rule`; unjudged (null) rows gain 0.
+
+    Custom gains apply to the grades listed (negative gains too, as trec_eval allows);
+    other grades, and negative labels (pooled, not assessed), keep max(label, 0).
+    """
+    linear = label.clip(lower_bound=0).fill_null(0.0)
+    if rule == LINEAR:
+        return linear
+    if rule == EXP:
+        return pl.lit(2.0).pow(linear) - 1.0
+    out = linear
+    for grade, gain in rule:  # type: ignore[union-attr]  # a tuple of pairs here
+        out = pl.when(label == grade).then(pl.lit(gain, dtype=pl.Float64)).otherwise(out)
+    return out.fill_null(0.0)
+
+
+def ideal_key(k: int | None, rule: GainRule = LINEAR) -> Any:
+    """The key of a per-query ideal DCG in `Ranking.ideal_cutoffs`: the cutoff itself for the
+    linear gain (the keys `evaluate` builds for nDCG), (rule, cutoff) for other gains."""
+    return k if rule == LINEAR else (rule, k)
+
+
+def ideal_column(key: Any) -> str:
+    """A column name for the ideal DCG of `key` (`ideal_key`), unique per key."""
+    if not isinstance(key, tuple):
+        return f"_idcg{key if key is not None else ''}"
+    rule, k = key
+    tag = rule if isinstance(rule, str) else "g" + "_".join(f"{a!r}:{b!r}" for a, b in rule)
+    return f"_idcg_{tag}_{k if k is not None else ''}"
 
 
 def sort_keys(
@@ -374,25 +414,46 @@ class Ranking:
         return pl.col(nonrel_column(self.levels[level])).first().fill_null(0)
 
     @staticmethod
-    def judged_gain() -> pl.Expr:
-        """max(label, 0) for judged documents, 0 for unjudged ones."""
-        return pl.col(LABEL).clip(lower_bound=0).fill_null(0.0)
+    def judged_gain(rule: GainRule = LINEAR) -> pl.Expr:
+        """The gain of each row (`gain_of`): max(label, 0) by default, unjudged 0."""
+        return gain_of(pl.col(LABEL), rule)
 
-    def dcg(self, k: int | None) -> pl.Expr:
+    def dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
         """Σ_{rank <= k} gain / log2(rank + 1) over ranked documents."""
         discount = (self.rank + 1).cast(pl.Float64).log(2)
         # an unranked row may have rank 0: select before dividing, so no 0/0 appears
-        contrib = pl.when(self.retrieved).then(self.judged_gain() / discount).otherwise(0.0)
+        contrib = pl.when(self.retrieved).then(self.judged_gain(rule) / discount).otherwise(0.0)
         return self.top(contrib, k).sum()
 
-    def ideal_dcg(self, k: int | None) -> pl.Expr:
-        """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut)."""
-        if self.stats == "columns":
-            return pl.col(self.ideal_cutoffs[k]).first().fill_null(0.0)
-        return self.ideal_dcg_of_rows(k)
+    def ideal_dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
+        """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut).
 
-    def ideal_dcg_of_rows(self, k: int | None) -> pl.Expr:
-        ideal = self.judged_gain().sort(descending=True)
+        With judgments from columns (separate qrels, the top-K plan) the value is a per-query
+        column the plan computed from the judged rows (`ideal_dcg_of_rows`, keyed by
+        `ideal_key`); a key the plan did not compute is an error that says so.
+        """
+        key = ideal_key(k, rule)
+        if self.stats == "columns":
+            if key not in self.ideal_cutoffs:
+                msg = (
+                    f"this plan has no ideal DCG for gain {rule!r} at cutoff {k}: a gain other "
+                    "than the linear one needs its ideal computed from the judgments (evaluate "
+                    "builds ideal columns for measures.ideal_keys); with separate qrels, join "
+                    "them into one table for now"
+                )
+                raise MeasureError(msg)
+            return pl.col(self.ideal_cutoffs[key]).first().fill_null(0.0)
+        return self.ideal_dcg_of_rows(key)
+
+    def ideal_dcg_of_rows(self, key: Any) -> pl.Expr:
+        """The ideal DCG of `key` (a cutoff, or (rule, cutoff): `ideal_key`) from the group's
+        judged rows: gains sorted descending; only positive gains count (trec_eval stops the
+        ideal at the first gain <= 0, so custom negative gains lower DCG, never IDCG)."""
+        rule, k = key if isinstance(key, tuple) else (LINEAR, key)
+        gain = self.judged_gain(rule)
+        if isinstance(rule, tuple):  # only custom gains can be negative
+            gain = gain.clip(lower_bound=0.0)
+        ideal = gain.sort(descending=True)
         contrib = ideal / (self.position + 1).cast(pl.Float64).log(2)
         return (contrib if k is None else contrib.head(k)).sum()
 

@@ -9,6 +9,7 @@ whatever the order of ``-m`` options.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,7 +30,9 @@ class TrecMeasure:
     kind: str  # "float", "int", "runid", "numq"
     to_preval: Callable[[str | None], str]  # one parameter (or None) -> a catalogue measure
     defaults: tuple[str, ...] = ()  # default parameters: one output line each
-    cutoffs: str = ""  # "long" / "float": a list of cutoffs; "": one optional parameter
+    # "long" / "float": a list of cutoffs; "pairs": rel_level=gain pairs; "": one optional
+    # parameter
+    cutoffs: str = ""
     per_query: bool = True
 
     def expand(self, params: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -40,6 +43,11 @@ class TrecMeasure:
         if self.cutoffs == "float":
             values = sorted({_fraction(self.name, p) for p in (params or self.defaults)})
             return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
+        if self.cutoffs == "pairs":  # rel_level=gain pairs: one measure, named as given
+            if not params:
+                return [(self.name, self.to_preval(None))]
+            text = ",".join(params)
+            return [(f"{self.name}_{text}", self.to_preval(text))]
         if params:
             if len(params) != 1:
                 msg = f"trec measure {self.name} takes one parameter, got {','.join(params)}"
@@ -76,6 +84,21 @@ def _fixed(measure: str) -> Callable[[str | None], str]:
     return build
 
 
+def _gains(measure: str) -> Callable[[str | None], str]:
+    """trec_eval ``ndcg.1=3.5,2=9.0`` -> ``nDCG(gains={1:3.5,2:9.0})``."""
+
+    def build(param: str | None) -> str:
+        if param is None:
+            return measure
+        pairs = param.split(",")
+        if not all(re.fullmatch(r"-?\d+=[-+0-9.eE]+", p) for p in pairs):
+            msg = f"trec measure {measure}: parameters are rel_level=gain pairs, got {param!r}"
+            raise MeasureError(msg)
+        return f"{measure}(gains={{{param.replace('=', ':')}}})"
+
+    return build
+
+
 def _set_f(param: str | None) -> str:
     # trec_eval's set_F parameter is beta squared: (x+1)PR/(xP+R)
     if param is None:
@@ -87,7 +110,7 @@ def _set_f(param: str | None) -> str:
     if not beta2 > 0:
         msg = f"set_F takes a positive number (beta squared), got {param!r}"
         raise MeasureError(msg)
-    return f"F(beta={math.sqrt(beta2)!r})"
+    return f"SetF(beta={beta2!r})"  # SetF's beta is trec_eval's weight, as given
 
 
 TREC_MEASURES: list[TrecMeasure] = [
@@ -107,7 +130,7 @@ TREC_MEASURES: list[TrecMeasure] = [
     TrecMeasure("infAP", "float", _fixed("infAP")),
     TrecMeasure("gm_bpref", "float", _fixed("GMBpref"), per_query=False),
     TrecMeasure("11pt_avg", "float", _fixed("AP11")),
-    TrecMeasure("ndcg", "float", _fixed("nDCG")),
+    TrecMeasure("ndcg", "float", _gains("nDCG"), cutoffs="pairs"),
     TrecMeasure("ndcg_cut", "float", lambda p: f"nDCG@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("map_cut", "float", lambda p: f"AP@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("relative_P", "float", lambda p: f"R(norm=min)@{p}", LONG_CUTOFFS, "long"),
