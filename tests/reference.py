@@ -37,6 +37,9 @@ _MEASURES = {
     "Rprec": ({"rel"}, "forbidden"),
     "nDCG": ({"rel", "dcg", "gains"}, "optional"),  # rel accepted but ignored
     "DCG": ({"dcg", "gains"}, "optional"),
+    "RBP": ({"rel", "p", "gain"}, "optional"),
+    "RBPResid": ({"p"}, "forbidden"),
+    "ERR": ({"max_grade"}, "optional"),
     "Success": ({"rel"}, "required"),
     "F": ({"rel", "beta"}, "optional"),
     "NumRet": ({"rel"}, "forbidden"),
@@ -95,6 +98,13 @@ def parse_measure(text):
                 raise ValueError(msg)
             if key == "rel":
                 params[key] = int(value)
+            elif key in ("p", "max_grade"):
+                params[key] = float(value)
+            elif key == "gain":
+                if value not in ("binary", "label", "scaled"):
+                    msg = f"bad gain {value!r} in {text!r}"
+                    raise ValueError(msg)
+                params[key] = value
             elif key in ("beta", "fbeta"):
                 params[key] = float(value)
                 if not 0 <= params[key] < math.inf:
@@ -305,6 +315,32 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
                 value = dcg
             else:
                 value = dcg / idcg if idcg > 0 else 0.0
+        elif name == "RBP":
+            p = params.get("p", 0.8)
+            gain = params.get("gain", "binary")
+            top = max([lab for lab in judgments.values()], default=0)
+            total = 0.0
+            for k, lab in enumerate(labels[: n if cutoff is None else cutoff]):
+                if gain == "binary":
+                    g = 1.0 if rel[k] else 0.0
+                elif gain == "label":
+                    g = float(lab) if rel[k] else 0.0
+                else:  # trec_eval 10: grades scaled by the query's highest when above 1
+                    g = 0.0 if lab is None or lab < 0 else lab / max(top, 1)
+                total += g * p**k
+            value = (1 - p) * total
+        elif name == "RBPResid":
+            p = params.get("p", 0.8)
+            unjudged = [k for k, lab in enumerate(labels) if lab is None or lab < 0]
+            value = p**n + (1 - p) * sum(p**k for k in unjudged) if unjudged else 0.0
+        elif name == "ERR":
+            top = params.get("max_grade", 4.0)
+            value, reach = 0.0, 1.0
+            for k, lab in enumerate(labels[: n if cutoff is None else cutoff], start=1):
+                g = 0.0 if lab is None else min(max(lab, 0), top)
+                stop = (2.0**g - 1) / 2.0**top
+                value += stop * reach / k
+                reach *= 1 - stop
         elif name == "Hits":
             value = tp(n if cutoff is None else cutoff)
         elif name == "Success":

@@ -247,3 +247,34 @@ def test_trec_m_set_f_twice_prints_the_first_as_trec_eval_9(tmp_path, monkeypatc
         with contextlib.redirect_stdout(out):
             assert cli.main(["trec", *options, "q", "r"]) == 0
         assert out.getvalue().splitlines() == [want]
+
+
+def test_ranx_rbp_is_graded_and_unscaled() -> None:
+    check_ranx({k: RANX_LATER[k] for k in ("rbp.8", "rbp.5")})
+    assert preval.measures.parse("rbp.95").name == "RBP(gain=label,p=0.95)"
+
+
+def test_trec_eval_10_rbp_and_residual() -> None:
+    # trec_eval 10.0 -q -m rbp.p=0.5 -m rbp_resid.p=0.5 on TREC_QRELS / TREC_RUN:
+    #   rbp_p=0.5 0.2604, rbp_resid_p=0.5 0.0938 (grades scaled by the highest, 3; the
+    #   residual: 0.5^5 for the tail + 0.5 * 0.5^3 for the unjudged x at rank 4)
+    got = values(TREC_RUN, TREC_QRELS, ["RBP(p=0.5,gain=scaled)", "RBPResid(p=0.5)"], table=True)
+    assert got["1"]["RBP(gain=scaled,p=0.5)"] == pytest.approx(0.5 * (1 / 3 + 2 / 3 / 4 + 1 / 48))
+    assert round(got["1"]["RBP(gain=scaled,p=0.5)"], 4) == 0.2604
+    assert got["1"]["RBPResid(p=0.5)"] == 0.09375
+    got = values(TREC_RUN, TREC_QRELS, ["RBPResid(p=0.5)"])  # separate qrels: no ideal needed
+    assert got["1"]["RBPResid(p=0.5)"] == 0.09375
+    with pytest.raises(preval.MeasureError, match="join them"):
+        values(TREC_RUN, TREC_QRELS, ["RBP(gain=scaled)"])
+
+
+def test_gdeval_err() -> None:
+    # gdeval.pl (ir_measures ERR@3) on the case of test_gdeval_ndcg_exp_log2: err@3 0.20443;
+    # the other queries: by hand, R = (2^g - 1)/16
+    qrels = {"1": {"a": 2, "b": 0, "c": 1, "d": 3}}
+    run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0, "x": 0.5, "y": 0.2}}
+    got = values(run, qrels, ["ERR@3", "err@1", "ERR"])["1"]
+    assert got["ERR@3"] == pytest.approx(0.20443, abs=5e-6)
+    assert got["ERR@3"] == pytest.approx(3 / 16 + (13 / 16) * (1 / 16) / 3)
+    assert got["ERR@1"] == 3 / 16
+    assert got["ERR"] == got["ERR@3"]  # nothing relevant below rank 3

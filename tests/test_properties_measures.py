@@ -27,6 +27,14 @@ MEASURES = [
     "DCG@3",
     "DCG(dcg=exp-log2)@2",
     "DCG(gains={0:-1;2:5})",
+    "RBP",
+    "RBP(p=0.5)@3",
+    "RBP(gain=label,rel=2,p=0.9)",
+    "RBPResid",
+    "RBPResid(p=0.5)",
+    "ERR",
+    "ERR@2",
+    "ERR(max_grade=2)@3",
 ]
 # measures that read an ideal DCG of a gain other than the linear one: one joined table only,
 # until evaluate builds their ideal columns from separate qrels (measures.ideal_keys)
@@ -35,6 +43,7 @@ ROWS_ONLY = [
     "nDCG(dcg=exp-log2)@3",
     "nDCG(gains={1:3.5;2:9})@2",
     "nDCG(gains={0:-1;3:1})",
+    "RBP(gain=scaled,p=0.9)",
 ]
 TOP = [m for m in MEASURES if "@" in m]
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import polars as pl
 
 from .errors import MeasureError
-from .ranking import EXP, LINEAR, SCORE, GainRule, Ranking, count, ideal_key
+from .ranking import EXP, LABEL, LINEAR, SCORE, GainRule, Ranking, count, ideal_key
 
 Summary = Literal["mean", "sum", "gmean"]
 GMAP_FLOOR = 1e-5  # trec_eval's floor for gm_map: log(max(AP, 1e-5))
@@ -492,6 +492,122 @@ def f_measure(r: Ranking, s: Spec) -> pl.Expr:
     return r.safe_div((1.0 + beta2) * r.hits(level, s.cutoff), beta2 * r.num_rel(level) + k)
 
 
+def _persistence(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        msg = "p must be in (0, 1)"
+        raise ValueError(msg)
+    return value
+
+
+PERSISTENCE = Param(_persistence, 0.8, help="persistence p in (0, 1)")
+
+
+def _discounts(r: Ranking, p: float) -> pl.Expr:
+    """p^(rank − 1) at every row (ranks from 1)."""
+    return pl.lit(p).pow(r.rank - 1)
+
+
+@measure(
+    "RBP",
+    cutoff="optional",
+    params={
+        "rel": REL,
+        "p": PERSISTENCE,
+        "gain": Param(str, "binary", ("binary", "label", "scaled"), help="binary|label|scaled"),
+    },
+    aliases=("rbp",),
+    trec="rbp.p=x (trec_eval 10, gain=scaled)",
+    top_only=True,
+)
+def rank_biased_precision(r: Ranking, s: Spec) -> pl.Expr:
+    """Rank-biased precision (Moffat & Zobel 2008): (1 − p) Σ_{k ≤ K} g_k · p^(k−1).
+
+    ``gain=binary`` (default): g = 1 for a relevant document at the level (ir_measures
+    ``RBP(p=x,rel=l)``, p = 0.8 by default as there). ``gain=label``: g = the label of a
+    document at or above the level, else 0 (ranx ``rbp.x``: grades are not scaled, so RBP may
+    exceed 1). ``gain=scaled``: g = max(label, 0)/G, G the query's highest grade when G > 1
+    (trec_eval 10 ``rbp``, default p = 0.9 there; needs the judgments' highest grade: one
+    joined table or no qrels). Unjudged documents gain 0; the unseen tail adds nothing (see
+    `RBPResid`). 0 when nothing is retrieved or nothing relevant.
+    """
+    level, p = s.level(r.default_level), s.param("p")
+    gain = s.param("gain")
+    label = pl.col(LABEL)
+    if gain == "binary":
+        g = r.rel(level).cast(pl.Float64)
+    elif gain == "label":
+        g = pl.when(r.rel(level)).then(label).otherwise(0.0)
+    else:
+        if r.stats == "columns":
+            msg = (
+                "RBP(gain=scaled) scales grades by the query's highest judged grade, which "
+                "this plan does not carry with separate qrels: join them into one table"
+            )
+            raise MeasureError(msg)
+        top = label.max().fill_null(0.0)
+        scaled = label.clip(lower_bound=0).fill_null(0.0) / pl.max_horizontal(top, 1.0)
+        g = pl.when(r.retrieved).then(scaled).otherwise(0.0)
+    term = pl.when(r.retrieved).then(g * _discounts(r, p)).otherwise(0.0)
+    return (1.0 - p) * r.top(term, s.cutoff).sum()
+
+
+@measure(
+    "RBPResid",
+    cutoff="none",
+    params={"p": PERSISTENCE},
+    aliases=("rbp_resid", "RBP_resid"),
+    trec="rbp_resid.p=x (trec_eval 10)",
+)
+def rbp_residual(r: Ranking, s: Spec) -> pl.Expr:
+    """RBP's residual as trec_eval 10 reports it: the most RBP could rise if every unjudged
+    retrieved document, and every rank beyond the ranking, were relevant.
+
+    RBPResid = p^n + (1 − p) Σ_{unjudged k} p^(k−1) over the n ranked documents, unjudged =
+    no label or a negative one (trec_eval 10 ``rbp_resid``). As in trec_eval it is 0 when no
+    retrieved document is unjudged (the tail p^n is then left out too), and so 0 when
+    nothing is retrieved. p defaults to ir_measures' 0.8 (trec_eval: 0.9).
+    """
+    p = s.param("p")
+    unjudged = r.retrieved & ~r.judged()
+    tail = pl.lit(p).pow(r.num_ret)
+    total = pl.when(unjudged).then(_discounts(r, p)).otherwise(0.0).sum()
+    return pl.when(count(unjudged) > 0).then(tail + (1.0 - p) * total).otherwise(0.0)
+
+
+def _grade(text: str) -> float:
+    value = float(text)
+    if not value > 0 or math.isinf(value):
+        msg = "max_grade must be a positive number"
+        raise ValueError(msg)
+    return value
+
+
+@measure(
+    "ERR",
+    cutoff="optional",
+    params={"max_grade": Param(_grade, 4.0, help="grade of certain satisfaction")},
+    aliases=("err",),
+    trec="(ir_measures ERR@k = gdeval)",
+    top_only=True,
+)
+def expected_reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
+    """Expected reciprocal rank (Chapelle et al. 2009) over the top K.
+
+    ERR@K = Σ_{k ≤ K} (1/k) · R_k · Π_{j < k} (1 − R_j), R = (2^g − 1)/2^M with
+    g = min(max(label, 0), M) and M = ``max_grade`` = 4 (gdeval.pl, which ir_measures runs for
+    ``ERR@k``; gdeval rejects grades above 4, preval caps them). The relevance level does not
+    apply. Unjudged documents: R = 0. 0 when nothing is retrieved or no grade is positive.
+    """
+    top = s.param("max_grade")
+    g = pl.col(LABEL).clip(0, top).fill_null(0.0)
+    stop = pl.when(r.retrieved).then((pl.lit(2.0).pow(g) - 1.0) / 2.0**top).otherwise(0.0)
+    # the chance to reach rank k: no stop at ranks 1 .. k−1, multiplied in rank order
+    reach = (1.0 - stop).cum_prod().shift(1, fill_value=1.0)
+    term = pl.when(r.retrieved).then(stop * reach / r.rank).otherwise(0.0)
+    return r.top(term, s.cutoff).sum()
+
+
 @measure(
     "Bpref",
     cutoff="none",
@@ -933,6 +1049,9 @@ _TREC = re.compile(
 def parse(text: str) -> Spec:
     """Parse one measure request into a `Spec`, or raise `MeasureError` saying what is wrong."""
     raw = text.strip()
+    ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
+    if ranx_rbp:
+        raw = f"RBP(p=0.{ranx_rbp[1]},gain=label)"
     trec = _TREC.match(raw)
     if trec:
         raw = f"{trec['name']}@{trec['cutoff']}"

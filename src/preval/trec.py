@@ -99,6 +99,22 @@ def _gains(measure: str) -> Callable[[str | None], str]:
     return build
 
 
+def _rbp(measure: str, extra: str) -> Callable[[str | None], str]:
+    """trec_eval 10 ``rbp.p=0.8`` -> ``RBP(p=0.8,gain=scaled)`` (its default p is 0.9)."""
+
+    def build(param: str | None) -> str:
+        p = "0.9"
+        for pair in (param or "").split(","):
+            key, _, value = pair.partition("=")
+            if pair and key != "p":
+                msg = f"trec measure {measure}: the parameter is p=<persistence>, got {pair!r}"
+                raise MeasureError(msg)
+            p = value if pair else p
+        return f"{measure}(p={p}{extra})"
+
+    return build
+
+
 def _set_f(param: str | None) -> str:
     # trec_eval's set_F parameter is beta squared: (x+1)PR/(xP+R)
     if param is None:
@@ -139,6 +155,9 @@ TREC_MEASURES: list[TrecMeasure] = [
     TrecMeasure("set_recall", "float", _fixed("SetR")),
     TrecMeasure("set_F", "float", _set_f),
     TrecMeasure("num_nonrel_judged_ret", "int", _fixed("NumNonrelJudgedRet")),
+    # trec_eval 10 only: not in all_trec here (9.0.8 has neither)
+    TrecMeasure("rbp", "float", _rbp("RBP", ",gain=scaled"), cutoffs="pairs"),
+    TrecMeasure("rbp_resid", "float", _rbp("RBPResid", ""), cutoffs="pairs"),
 ]
 BY_NAME = {m.name: m for m in TREC_MEASURES}
 OFFICIAL = (
@@ -147,7 +166,7 @@ OFFICIAL = (
 )  # fmt: skip
 # trec_eval's all_trec, less what preval does not implement (relstring, Rprec_mult, utility,
 # binG, G, ndcg_rel, Rndcg, set_relative_P, set_map; in version 10 also rbp, rbp_resid, unj)
-ALL_TREC = tuple(m.name for m in TREC_MEASURES)
+ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in ("rbp", "rbp_resid"))
 NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC}
 
 
