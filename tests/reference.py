@@ -34,7 +34,11 @@ _MEASURES = {
     "P": ({"rel"}, "required"),
     "R": ({"rel", "norm"}, "required"),
     "RR": ({"rel"}, "optional"),
-    "Rprec": ({"rel"}, "forbidden"),
+    "Rprec": ({"rel", "mult"}, "forbidden"),
+    "SetRelP": ({"rel"}, "forbidden"),
+    "SetAP": ({"rel"}, "forbidden"),
+    "Utility": ({"rel", "a", "b", "c", "d", "docs"}, "forbidden"),
+    "binG": ({"rel"}, "forbidden"),
     "nDCG": ({"rel", "dcg", "gains"}, "optional"),  # rel accepted but ignored
     "DCG": ({"dcg", "gains"}, "optional"),
     "RBP": ({"rel", "p", "gain"}, "optional"),
@@ -98,7 +102,7 @@ def parse_measure(text):
                 raise ValueError(msg)
             if key == "rel":
                 params[key] = int(value)
-            elif key in ("p", "max_grade"):
+            elif key in ("p", "max_grade", "mult", "a", "b", "c", "d", "docs"):
                 params[key] = float(value)
             elif key == "gain":
                 if value not in ("binary", "label", "scaled"):
@@ -303,7 +307,25 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             first = next((k for k in range(1, k_max + 1) if rel[k - 1]), None)
             value = 0.0 if first is None else 1.0 / first
         elif name == "Rprec":
-            value = tp(num_rel) / num_rel if num_rel > 0 else 0.0
+            c = int(params.get("mult", 1.0) * num_rel + 0.9)  # trec_eval Rprec_mult
+            value = tp(c) / c if c > 0 else 0.0
+        elif name == "SetRelP":
+            value = tp(n) / min(n, num_rel) if n and num_rel else 0.0
+        elif name == "SetAP":
+            value = tp(n) ** 2 / (n * num_rel) if n and num_rel else 0.0
+        elif name == "Utility":
+            defaults = {"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0}
+            a, b, c, d = (params.get(x, dv) for x, dv in defaults.items())
+            docs = params.get("docs", 0.0)
+            h = tp(n)
+            value = a * h + b * (n - h) + c * (num_rel - h) + d * (docs + h - n - num_rel)
+        elif name == "binG":
+            total, found = 0.0, 0
+            for k in range(1, n + 1):
+                if rel[k - 1]:
+                    found += 1
+                    total += 1 / math.log2(2 + k - found)
+            value = total / num_rel if num_rel else 0.0
         elif name in ("nDCG", "DCG"):
             k_max = n if cutoff is None else min(cutoff, n)
             dcg = _dcg([_gain(lab, params) for lab in labels], k_max)

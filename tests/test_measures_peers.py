@@ -278,3 +278,53 @@ def test_gdeval_err() -> None:
     assert got["ERR@3"] == pytest.approx(3 / 16 + (13 / 16) * (1 / 16) / 3)
     assert got["ERR@1"] == 3 / 16
     assert got["ERR"] == got["ERR@3"]  # nothing relevant below rank 3
+
+
+# trec_eval 9 families new in all_trec, against pytrec_eval on the random tied data of
+# test_peer_pytrec (its golden files are checked line for line in test_trec_golden)
+FAMILIES = {
+    "Rprec(mult=0.2)": "Rprec_mult_0.20",
+    "Rprec(mult=0.6)": "Rprec_mult_0.60",
+    "Rprec(mult=1.8)": "Rprec_mult_1.80",
+    "Utility": "utility",
+    "binG": "binG",
+    "SetRelP": "set_relative_P",
+    "SetAP": "set_map",
+    "relative_P@5": "relative_P_5",
+}
+
+
+def _pytrec_families(qrels: dict, run: dict) -> dict:
+    import pytrec_eval
+
+    return pytrec_eval.RelevanceEvaluator(qrels, set(FAMILIES.values())).evaluate(run)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_trec_families_match_pytrec_eval(seed: int) -> None:
+    pytest.importorskip("pytrec_eval")
+    import concurrent.futures as cf
+
+    from tests.test_peer_pytrec import joined_table, make_case
+
+    qrels, rows, run_df, qrels_df = make_case(seed)
+    got = preval.evaluate(
+        run_df, list(FAMILIES), qrels=qrels_df, by="system", queries="retrieved"
+    ).collect()
+    table = preval.evaluate(
+        joined_table(run_df, qrels_df), list(FAMILIES), by="system", queries="retrieved"
+    ).collect()
+    columns = {m: preval.measures.parse(m).name for m in FAMILIES}
+    with cf.ProcessPoolExecutor(max_workers=1) as pool:  # pytrec_eval under a timeout
+        for system in ("bm25", "dense"):
+            run: dict[str, dict[str, float]] = {}
+            for s, q, d, score in rows:
+                if s == system:
+                    run.setdefault(q, {})[d] = score
+            want = pool.submit(_pytrec_families, qrels, run).result(timeout=120)
+            for frame in (got, table):
+                mine = {r["query"]: r for r in frame.iter_rows(named=True) if r["system"] == system}
+                assert sorted(mine) == sorted(want)
+                for q, vals in want.items():
+                    for m, t in FAMILIES.items():
+                        assert mine[q][columns[m]] == pytest.approx(vals[t], abs=1e-9), (q, m)

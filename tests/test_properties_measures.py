@@ -35,6 +35,14 @@ MEASURES = [
     "ERR",
     "ERR@2",
     "ERR(max_grade=2)@3",
+    "Rprec(mult=0.4)",
+    "Rprec(mult=2,rel=2)",
+    "SetRelP",
+    "SetAP(rel=2)",
+    "Utility",
+    "Utility(a=2,b=-0.5,c=-1,d=0.25,docs=50)",
+    "binG",
+    "binG(rel=2)",
 ]
 # measures that read an ideal DCG of a gain other than the linear one: one joined table only,
 # until evaluate builds their ideal columns from separate qrels (measures.ideal_keys)

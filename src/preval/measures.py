@@ -365,22 +365,36 @@ def reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
     return (1.0 / first).fill_null(0.0)
 
 
+def _multiple(text: str) -> float:
+    value = float(text)
+    if not value > 0 or math.isinf(value):
+        msg = "mult must be a positive number"
+        raise ValueError(msg)
+    return value
+
+
 @measure(
     "Rprec",
     cutoff="none",
-    params={"rel": REL},
-    aliases=("RPrec", "R-prec", "R-precision", "r_precision", "BEP"),
-    trec="Rprec",
+    params={"rel": REL, "mult": Param(_multiple, 1.0, help="rank = mult x R")},
+    aliases=("RPrec", "R-prec", "R-precision", "r_precision", "BEP", "Rprec_mult"),
+    trec="Rprec, Rprec_mult_x (mult=x)",
 )
 def r_precision(r: Ranking, s: Spec) -> pl.Expr:
     """R-precision: precision at rank R, the break-even point where precision = recall.
 
     Rprec = tp(R)/R, ranks beyond n non-relevant (trec_eval ``Rprec``, LingPipe
-    ``rPrecision``/``prBreakevenPoint``). 0 when R = 0 (1 under ``convention="lingpipe"``).
+    ``rPrecision``/``prBreakevenPoint``, ranx ``r-precision``). ``mult=x``: precision at rank
+    c = ⌊x·R + 0.9⌋, tp(c)/c (trec_eval ``Rprec_mult_x``; c = R for x = 1). 0 when R = 0
+    (1 under ``convention="lingpipe"``).
     """
-    level = s.level(r.default_level)
+    level, mult = s.level(r.default_level), s.param("mult")
     R = r.num_rel(level)
-    value = r.safe_div(r.hits(level, R), R)
+    if mult == 1.0:
+        value = r.safe_div(r.hits(level, R), R)
+    else:  # trec_eval: (long)(x * R + 0.9)
+        c = (mult * R.cast(pl.Float64) + 0.9).floor().cast(pl.Int64)
+        value = r.safe_div(r.hits(level, c), c)
     if r.convention == "lingpipe":  # LingPipe's rPrecision() is 1 without positives
         return pl.when(R > 0).then(value).otherwise(1.0)
     return value
@@ -946,6 +960,85 @@ def set_f(r: Ranking, s: Spec) -> pl.Expr:
         weight = s.param("beta")
     tp, fp, R, _ = _set_counts(r, s)
     return r.safe_div((1.0 + weight) * tp, weight * R + tp + fp)
+
+
+@measure(
+    "SetRelP",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("set_relative_P", "SetRelativeP"),
+    trec="set_relative_P",
+)
+def set_relative_precision(r: Ranking, s: Spec) -> pl.Expr:
+    """Relative set precision: tp / min(n, R), precision over the best possible for the set.
+
+    trec_eval ``set_relative_P`` over all n retrieved documents. 0 when n = 0 or R = 0.
+    """
+    level = s.level(r.default_level)
+    tp, R = r.hits(level, None), r.num_rel(level)
+    return r.safe_div(tp, pl.min_horizontal(r.num_ret, R))
+
+
+@measure(
+    "SetAP",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("set_map",),
+    trec="set_map",
+)
+def set_ap(r: Ranking, s: Spec) -> pl.Expr:
+    """Unranked set AP: tp² / (n·R), SetP · SetR of the n retrieved documents.
+
+    trec_eval ``set_map``, ir_measures ``SetAP``. 0 when n = 0 or R = 0.
+    """
+    level = s.level(r.default_level)
+    tp = r.hits(level, None).cast(pl.Float64)
+    return r.safe_div(tp * tp, r.num_ret * r.num_rel(level))
+
+
+@measure(
+    "Utility",
+    cutoff="none",
+    params={
+        "rel": REL,
+        "a": Param(_number, 1.0, help="worth of a relevant retrieved document"),
+        "b": Param(_number, -1.0, help="worth of a non-relevant retrieved document"),
+        "c": Param(_number, 0.0, help="worth of a relevant document not retrieved"),
+        "d": Param(_number, 0.0, help="worth of a non-relevant document not retrieved"),
+        "docs": Param(_number, 0.0, help="documents in the collection (trec_eval -N)"),
+    },
+    aliases=("utility",),
+    trec="utility, utility.a,b,c,d",
+)
+def utility(r: Ranking, s: Spec) -> pl.Expr:
+    """Set utility: a·tp + b·(n − tp) + c·(R − tp) + d·(docs + tp − n − R).
+
+    trec_eval ``utility.a,b,c,d`` (default 1, −1, 0, 0), with ``docs`` its ``-N`` collection
+    size (0 by default, as there). Averaged over queries in the summary, as trec_eval does.
+    Nothing retrieved: c·R + d·(docs − R); may be negative.
+    """
+    level = s.level(r.default_level)
+    tp = r.hits(level, None).cast(pl.Float64)
+    n, R = r.num_ret.cast(pl.Float64), r.num_rel(level).cast(pl.Float64)
+    a, b, c, d, docs = (s.param(k) for k in ("a", "b", "c", "d", "docs"))
+    return a * tp + b * (n - tp) + c * (R - tp) + d * (docs + tp - n - R)
+
+
+@measure(
+    "binG",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("BinG",),
+    trec="binG",
+)
+def binary_g(r: Ranking, s: Spec) -> pl.Expr:
+    """Binary G (trec_eval ``binG``): (1/R) Σ_{relevant ranked d} 1 / log2(2 + f_d), f_d the
+    non-relevant (or unjudged) documents ranked above d. 0 when R = 0 or none is retrieved.
+    """
+    level = s.level(r.default_level)
+    above = (r.rank - r.tp(level)).cast(pl.Float64)  # non-relevant ranks up to this one
+    term = pl.when(r.rel(level)).then(1.0 / (2.0 + above).log(2)).otherwise(0.0)
+    return r.safe_div(term.sum(), r.num_rel(level))
 
 
 @measure(

@@ -20,6 +20,7 @@ from .measures import parse
 
 LONG_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
 RECALL_LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))
+RPREC_MULTS = tuple(f"{i / 10:.1f}" for i in range(2, 21, 2))
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class TrecMeasure:
         if self.cutoffs == "long":
             values = sorted({_long(self.name, p) for p in (params or self.defaults)})
             return [(f"{self.name}_{v}", self.to_preval(str(v))) for v in values]
+        if self.cutoffs == "mult":
+            values = sorted({_positive(self.name, p) for p in (params or self.defaults)})
+            return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
         if self.cutoffs == "float":
             values = sorted({_fraction(self.name, p) for p in (params or self.defaults)})
             return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
@@ -72,6 +76,31 @@ def _fraction(name: str, text: str) -> float:
         msg = f"trec measure {name}: cutoffs must be numbers from 0 to 1, got {text!r}"
         raise MeasureError(msg)
     return value
+
+
+def _positive(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        msg = f"trec measure {name}: multiples must be positive numbers, got {text!r}"
+        raise MeasureError(msg)
+    return value
+
+
+def _utility(param: str | None) -> str:
+    if param is None:
+        return "Utility"
+    values = param.split(",")
+    try:
+        numbers = [float(v) for v in values]
+    except ValueError:
+        numbers = []
+    if len(numbers) != 4 or not all(math.isfinite(v) for v in numbers):
+        msg = f"trec measure utility takes four numbers a,b,c,d, got {param!r}"
+        raise MeasureError(msg)
+    return "Utility(" + ",".join(f"{k}={v!r}" for k, v in zip("abcd", numbers, strict=True)) + ")"
 
 
 def _fixed(measure: str) -> Callable[[str | None], str]:
@@ -145,14 +174,19 @@ TREC_MEASURES: list[TrecMeasure] = [
     TrecMeasure("recall", "float", lambda p: f"R@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("infAP", "float", _fixed("infAP")),
     TrecMeasure("gm_bpref", "float", _fixed("GMBpref"), per_query=False),
+    TrecMeasure("Rprec_mult", "float", lambda p: f"Rprec(mult={p})", RPREC_MULTS, "mult"),
+    TrecMeasure("utility", "float", _utility, cutoffs="pairs"),
     TrecMeasure("11pt_avg", "float", _fixed("AP11")),
+    TrecMeasure("binG", "float", _fixed("binG")),
     TrecMeasure("ndcg", "float", _gains("nDCG"), cutoffs="pairs"),
     TrecMeasure("ndcg_cut", "float", lambda p: f"nDCG@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("map_cut", "float", lambda p: f"AP@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("relative_P", "float", lambda p: f"R(norm=min)@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("success", "float", lambda p: f"Success@{p}", ("1", "5", "10"), "long"),
     TrecMeasure("set_P", "float", _fixed("SetP")),
+    TrecMeasure("set_relative_P", "float", _fixed("SetRelP")),
     TrecMeasure("set_recall", "float", _fixed("SetR")),
+    TrecMeasure("set_map", "float", _fixed("SetAP")),
     TrecMeasure("set_F", "float", _set_f),
     TrecMeasure("num_nonrel_judged_ret", "int", _fixed("NumNonrelJudgedRet")),
     # trec_eval 10 only: not in all_trec here (9.0.8 has neither)
@@ -164,8 +198,9 @@ OFFICIAL = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P",
 )  # fmt: skip
-# trec_eval's all_trec, less what preval does not implement (relstring, Rprec_mult, utility,
-# binG, G, ndcg_rel, Rndcg, set_relative_P, set_map; in version 10 also rbp, rbp_resid, unj)
+# trec_eval's all_trec, less what preval does not implement (relstring, G, ndcg_rel, Rndcg;
+# in version 10 also rbp, rbp_resid, unj: rbp and rbp_resid are implemented, but printing
+# them would break 9.0.8's all_trec)
 ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in ("rbp", "rbp_resid"))
 NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC}
 
