@@ -21,6 +21,7 @@ non-relevant"; label >= level is relevant.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import struct
@@ -416,6 +417,25 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
     return out
 
 
+def _expected_values(docs, judgments, parsed, relevance_level, trec_version):
+    """ties="expected" by brute force: every measure averaged over every order of the tied
+    documents (each tie group permuted independently); groups are equal scores as trec_eval
+    compares them (float32 in version 9)."""
+    as_stored = _float32 if trec_version == 9 else float
+    groups = {}
+    for doc, score in docs.items():
+        groups.setdefault(as_stored(score), []).append(doc)
+    ordered = [groups[score] for score in sorted(groups, reverse=True)]
+    totals, count = {}, 0
+    for choice in itertools.product(*(itertools.permutations(g) for g in ordered)):
+        ranked = [doc for group in choice for doc in group]
+        values = _query_values(ranked, judgments, parsed, relevance_level, trec_version)
+        for key, value in values.items():
+            totals[key] = totals.get(key, 0.0) + value
+        count += 1
+    return {key: value / count for key, value in totals.items()}
+
+
 def evaluate(
     run,
     qrels,
@@ -462,7 +482,7 @@ def evaluate(
     if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
         msg = f"depth must be None or an int >= 1, not {depth!r}"
         raise ValueError(msg)
-    if ties not in ("trec", "input", "optimistic", "pessimistic"):
+    if ties not in ("trec", "input", "optimistic", "pessimistic", "expected"):
         msg = f"unknown ties mode {ties!r}"
         raise ValueError(msg)
     parsed = {text: parse_measure(text) for text in measures}
@@ -471,6 +491,11 @@ def evaluate(
     for query, judgments in qrels.items():
         docs = run.get(query) or {}
         if queries == "retrieved" and not docs:
+            continue
+        if ties == "expected":
+            results[query] = _expected_values(
+                docs, judgments, parsed, relevance_level, trec_version
+            )
             continue
         ranked = _rank(docs, judgments, ties, trec_version)
         if depth is not None:

@@ -251,6 +251,20 @@ def measure(
 # --------------------------------------------------------------------------------------------
 
 
+def _expected_precision_sum(r: Ranking, level: float, k: int | None) -> pl.Expr:
+    """E[Σ_{k ≤ K, rel_k} tp(k)/k] over the orders of tied documents (McSherry & Najork).
+
+    At the i-th place of a tie group of m documents with g relevant and t relevant above it,
+    E[rel · tp] = (g/m)·(t + 1 + (i − 1)(g − 1)/(m − 1)): the document is relevant with
+    chance g/m, and then each of the i − 1 places before it in the group holds one of the
+    other g − 1 relevant documents with chance (g − 1)/(m − 1).
+    """
+    before, size, inside, offset = r.tie_groups(r.rel(level))
+    others = pl.when(size > 1).then((offset - 1.0) * (inside - 1.0) / (size - 1.0)).otherwise(0.0)
+    term = (inside / size) * (before + 1.0 + others) / r.rank
+    return r.top(pl.when(r.retrieved).then(term).otherwise(0.0), k).sum()
+
+
 @measure(
     "AP",
     cutoff="optional",
@@ -276,9 +290,15 @@ def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     # over every row: 96 -> 56 ms per 2M rows. j counts 1, 2, ... up to the number of hits,
     # not the list's `cum_count`, which builds the list a second time (Polars does not share
     # subexpressions in an aggregation): 1.67M rows in 16.7k groups, 39 -> 30 ms
-    ranks = r.hit_ranks(level, k)
-    total = (pl.int_range(1, r.hits(level, k) + 1, dtype=pl.Int64) / ranks).sum()
     norm = s.param("norm")
+    if r.expected:
+        if norm == "hits":
+            msg = "AP(norm=hits) has no closed form under ties='expected' (a ratio of sums)"
+            raise MeasureError(msg)
+        total = _expected_precision_sum(r, level, k)
+    else:
+        ranks = r.hit_ranks(level, k)
+        total = (pl.int_range(1, r.hits(level, k) + 1, dtype=pl.Int64) / ranks).sum()
     R = r.num_rel(level)
     if norm == "min" and k is not None:
         den = pl.min_horizontal(R, pl.lit(k))
@@ -320,7 +340,10 @@ def precision(r: Ranking, s: Spec) -> pl.Expr:
     P@K = tp(K)/K; ranks beyond the n retrieved documents count as non-relevant (trec_eval
     ``P_K``, LingPipe ``precisionAt``). Defined (0) when R = 0 or nothing was retrieved.
     """
-    return r.divide(r.hits(s.level(r.default_level), s.cutoff), s.cutoff)
+    level = s.level(r.default_level)
+    if r.expected:  # E[tp(K)]/K: linear in the relevance of each rank
+        return r.divide(r.expected_hits(level, s.cutoff), s.cutoff)
+    return r.divide(r.hits(level, s.cutoff), s.cutoff)
 
 
 @measure(
@@ -342,7 +365,8 @@ def recall(r: Ranking, s: Spec) -> pl.Expr:
     level, k = s.level(r.default_level), s.cutoff
     R = r.num_rel(level)
     den = pl.min_horizontal(R, pl.lit(k)) if s.param("norm") == "min" else R
-    return r.safe_div(r.hits(level, k), den)
+    found = r.expected_hits(level, k) if r.expected else r.hits(level, k)
+    return r.safe_div(found, den)
 
 
 @measure(
@@ -361,8 +385,28 @@ def reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
     """
     # not arg_max of the flags, which gave other values in a plan with several systems
     # (tests/test_properties.py, test_systems_are_independent; Polars 2.1)
-    first = r.first_hit(s.level(r.default_level), s.cutoff)
+    level = s.level(r.default_level)
+    if r.expected:
+        return _expected_rr(r, level, s.cutoff)
+    first = r.first_hit(level, s.cutoff)
     return (1.0 / first).fill_null(0.0)
+
+
+def _expected_rr(r: Ranking, level: float, k: int | None) -> pl.Expr:
+    """E[1/rank of the first relevant] (within K) over the orders of tied documents.
+
+    The first relevant document lies in the first tie group holding one (t = 0 relevant
+    above it, g > 0). It is at the group's i-th place with chance
+    Π_{j < i} (m − g − j + 1)/(m − j + 1) · g/(m − i + 1): i − 1 non-relevant places, then a
+    relevant one. The running product runs over the query's rows: groups above hold no
+    relevant document, so their factors are 1.
+    """
+    before, size, inside, offset = r.tie_groups(r.rel(level))
+    factor = pl.when(r.retrieved).then((size - inside - offset + 1.0) / (size - offset + 1.0))
+    prefix = factor.fill_null(1.0).cum_prod().shift(1, fill_value=1.0)
+    chance = prefix * inside / (size - offset + 1.0)
+    first_group = r.retrieved & (before == 0) & (inside > 0)
+    return r.top(pl.when(first_group).then(chance / r.rank).otherwise(0.0), k).sum()
 
 
 def _multiple(text: str) -> float:
@@ -428,7 +472,17 @@ def ndcg(r: Ranking, s: Spec) -> pl.Expr:
     lowers DCG but never IDCG (trec_eval). 0 when IDCG = 0 (R = 0, or no positive gain).
     """
     rule = _gain_rule(s)
-    return r.safe_div(r.dcg(s.cutoff, rule), r.ideal_dcg(s.cutoff, rule))
+    found = _expected_dcg(r, s.cutoff, rule) if r.expected else r.dcg(s.cutoff, rule)
+    return r.safe_div(found, r.ideal_dcg(s.cutoff, rule))
+
+
+def _expected_dcg(r: Ranking, k: int | None, rule: GainRule) -> pl.Expr:
+    """E[DCG@K] over the orders of tied documents: each rank of a tie group gains the group's
+    mean gain (McSherry & Najork; scikit-learn's ndcg_score with ignore_ties=False)."""
+    _, size, inside, _ = r.tie_groups(r.judged_gain(rule))
+    discount = (r.rank + 1).cast(pl.Float64).log(2)
+    term = pl.when(r.retrieved).then(inside / size / discount).otherwise(0.0)
+    return r.top(term, k).sum()
 
 
 @measure(
@@ -448,6 +502,8 @@ def dcg(r: Ranking, s: Spec) -> pl.Expr:
     ``dcg_burges@k``), or custom ``gains=``. Unjudged documents gain 0. 0 when nothing is
     retrieved or R = 0; a cutoff beyond n sums the n retrieved.
     """
+    if r.expected:
+        return _expected_dcg(r, s.cutoff, _gain_rule(s))
     return r.dcg(s.cutoff, _gain_rule(s))
 
 
@@ -483,7 +539,10 @@ def hits(r: Ranking, s: Spec) -> pl.Expr:
     trec_eval's ``num_rel_ret``). 0 when R = 0 or nothing is retrieved; a cutoff beyond n
     counts the n retrieved.
     """
-    return r.hits(s.level(r.default_level), s.cutoff).cast(pl.Float64)
+    level = s.level(r.default_level)
+    if r.expected:
+        return r.expected_hits(level, s.cutoff)
+    return r.hits(level, s.cutoff).cast(pl.Float64)
 
 
 @measure(
@@ -620,6 +679,22 @@ def expected_reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
     reach = (1.0 - stop).cum_prod().shift(1, fill_value=1.0)
     term = pl.when(r.retrieved).then(stop * reach / r.rank).otherwise(0.0)
     return r.top(term, s.cutoff).sum()
+
+
+@measure("TieAtCutoff", cutoff="required", aliases=("tie_at_cutoff",))
+def tie_at_cutoff(r: Ranking, s: Spec) -> pl.Expr:
+    """1 when a tie straddles the cutoff K: ranks K and K + 1 both hold documents of equal
+    score, so the tie rule decides which of them are in the top K; else 0.
+
+    Scores compare as trec_eval's do (32-bit floats, doubles with ``trec_version=10``), as
+    ``ties="trec"`` and ``"expected"`` group them. 0 when fewer than K + 1 documents are
+    ranked. With ``ties="optimistic"`` and ``"pessimistic"`` it tells which queries' bounds
+    can differ at K.
+    """
+    score = r.tie_score()
+    at_k = score.filter(r.retrieved & (r.rank == s.cutoff)).first()
+    after = score.filter(r.retrieved & (r.rank == s.cutoff + 1)).first()
+    return (at_k == after).fill_null(False).cast(pl.Float64)
 
 
 @measure(
@@ -1120,8 +1195,25 @@ def num_q(r: Ranking, s: Spec) -> pl.Expr:
     return pl.lit(1.0)
 
 
+# measures with a closed form of their expected value over the orders of tied documents
+# (ties="expected"); count measures that do not read the order are exact anyway
+EXPECTED_FORMS = frozenset(
+    {"AP", "P", "R", "RR", "nDCG", "DCG", "Hits", "TieAtCutoff", "NumRet", "NumRel",
+     "NumRelRet", "NumQ", "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility",
+     "NumNonrelJudgedRet"}
+)  # fmt: skip
+
+
 def build(spec: Spec, ranking: Ranking) -> pl.Expr:
     """The aggregation expression of `spec`, as Float64, named by its canonical name."""
+    name = spec.definition.name
+    if ranking.expected and name not in EXPECTED_FORMS:
+        msg = (
+            f"{spec.name} has no closed form under ties='expected'; those that do: "
+            f"{', '.join(sorted(EXPECTED_FORMS))}. ties='optimistic' and 'pessimistic' "
+            "bound any measure"
+        )
+        raise MeasureError(msg)
     return spec.definition.build(ranking, spec).cast(pl.Float64).alias(spec.name)
 
 

@@ -21,6 +21,10 @@ from .errors import MeasureError
 
 Ties = Literal["trec", "input", "optimistic", "pessimistic"]
 TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
+# expected values over all orderings of tied documents (McSherry & Najork 2008): sorted like
+# "input", and measures read `Ranking.tie_groups`. Not in TIES until evaluate passes the tie
+# rule to its Ranking (`Ranking.ties`), so that no plan computes input-order values under it.
+EXPECTED = "expected"
 
 # Internal column names: the user's columns are renamed to these on the way in and back on
 # the way out, so no user column name can collide with them.
@@ -98,6 +102,11 @@ def sort_keys(
         return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, True, False]
     if ties == "pessimistic":
         return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, False, False]
+    if ties == EXPECTED:
+        # any order within a tie: the measures average over all of them (`Ranking.tie_groups`);
+        # ties are equal scores as trec_eval compares them (32-bit floats before version 10)
+        precision = pl.Float32 if trec_version < 10 else pl.Float64
+        return [score.cast(precision), pl.col(ROW)], [True, False]
     msg = f"unknown ties rule {ties!r}: expected one of {', '.join(TIES)}"
     raise ValueError(msg)
 
@@ -249,6 +258,9 @@ class Ranking:
     total_negatives: int | str | None = None
     # relevance level -> a column of the frame holding `judged_rel` at that level (`flagged`)
     rel_flags: dict[float, str] = field(default_factory=dict)
+    # the tie rule of the sort; EXPECTED makes the measures that have a closed form average
+    # over every order of tied documents
+    ties: str = "trec"
 
     def flagged(self, levels: set[float]) -> tuple[list[pl.Expr], Ranking]:
         """Columns that hold `judged_rel` at each of `levels`, computed once per row before the
@@ -456,6 +468,51 @@ class Ranking:
         ideal = gain.sort(descending=True)
         contrib = ideal / (self.position + 1).cast(pl.Float64).log(2)
         return (contrib if k is None else contrib.head(k)).sum()
+
+    @property
+    def expected(self) -> bool:
+        return self.ties == EXPECTED
+
+    def tie_score(self) -> pl.Expr:
+        """The score as ties are decided: a 32-bit float before trec_eval 10, else the double."""
+        return pl.col(SCORE).cast(pl.Float32 if self.trec_version < 10 else pl.Float64)
+
+    def tie_groups(self, value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+        """Per ranked row, for the run of tied scores (the tie group) it belongs to:
+        (before, size, inside, offset): `value` summed over the ranked rows above the group,
+        the group's size m, `value` summed over the group, and the row's 1-based place in it.
+
+        Rows come sorted by score, so a group is a run of equal scores; running sums filled
+        forward from each group's first row and backward from its last give the totals
+        without a window (not available inside ``group_by().agg``).
+        """
+        if self.depth is not None or self.judged_only:
+            msg = "ties='expected' does not combine with depth or judged_only"
+            raise MeasureError(msg)
+        score = self.tie_score()
+        ranked = self.retrieved
+        first = (score.ne_missing(score.shift(1)) | ~ranked.shift(1, fill_value=False)).fill_null(
+            True
+        )
+        last = first.shift(-1, fill_value=True)
+        v = pl.when(ranked).then(value).otherwise(0).cast(pl.Float64)
+        running = v.cum_sum()
+        rank = self.rank.cast(pl.Float64)
+        start = pl.when(first).then(rank - 1.0).forward_fill()  # ranks above the group
+        end = pl.when(last).then(rank).backward_fill()
+        before = pl.when(first).then(running - v).forward_fill()
+        upto = pl.when(last).then(running).backward_fill()
+        return before, end - start, upto - before, rank - start
+
+    def expected_rel(self, level: float) -> pl.Expr:
+        """P(relevant at this rank) over the orders of its tie group: the group's share of
+        relevant documents (0 on unranked rows)."""
+        _, size, inside, _ = self.tie_groups(self.rel(level))
+        return pl.when(self.retrieved).then(inside / size).otherwise(0.0)
+
+    def expected_hits(self, level: float, k: int | pl.Expr | None) -> pl.Expr:
+        """E[tp(k)]: by linearity, the sum of `expected_rel` over the top k ranks."""
+        return self.top(self.expected_rel(level), k).sum()
 
     safe_div = staticmethod(_safe_div)
     divide = staticmethod(divide)
