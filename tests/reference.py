@@ -40,6 +40,9 @@ _MEASURES = {
     "SetAP": ({"rel"}, "forbidden"),
     "Utility": ({"rel", "a", "b", "c", "d", "docs"}, "forbidden"),
     "binG": ({"rel"}, "forbidden"),
+    "G": ({"gains"}, "forbidden"),
+    "ndcg_rel": ({"gains"}, "forbidden"),
+    "Rndcg": ({"gains"}, "forbidden"),
     "nDCG": ({"rel", "dcg", "gains"}, "optional"),  # rel accepted but ignored
     "DCG": ({"dcg", "gains"}, "optional"),
     "RBP": ({"rel", "p", "gain"}, "optional"),
@@ -68,7 +71,7 @@ _NORMS = {"AP": {"R", "min", "hits"}, "Judged": {"min", "K"}}
 _SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumQ", "NumNonrelJudgedRet"}
 _GEOMETRIC = {"GMAP", "GMBpref"}
 _MEASURE_RE = re.compile(
-    r"^([A-Za-z][A-Za-z0-9]*|11pt)(?:\(([^()]*)\))?(?:@([0-9]+(?:\.[0-9]+)?))?$"
+    r"^([A-Za-z][A-Za-z0-9_]*|11pt)(?:\(([^()]*)\))?(?:@([0-9]+(?:\.[0-9]+)?))?$"
 )
 _GM_FLOOR = 1e-5  # trec_eval MIN_GEO_MEAN
 _INFAP_EPS = 1e-5  # trec_eval INFAP_EPSILON
@@ -270,6 +273,45 @@ def _gain(label, params):
     return 2.0**g - 1.0 if params.get("dcg") == "exp-log2" else float(g)
 
 
+def _walks(name, labels, judgments, params, num_rel):
+    """trec_eval's G, ndcg_rel and Rndcg: the ranking against the ideal one, rank by rank."""
+    gains = [_gain(lab, params) for lab in labels]
+    ideal = sorted((g for g in (_gain(lab, params) for lab in judgments.values()) if g > 0),
+                   reverse=True)  # fmt: skip
+    n, top = len(gains), len(ideal)
+
+    def dcg(k):  # of ranks 1..min(k, n)
+        return _dcg(gains, min(k, n))
+
+    def idcg(k):
+        return _dcg(ideal, k)
+
+    if name == "G":
+        total = cost = found = 0.0
+        for k, g in enumerate(gains, start=1):
+            cost += max(ideal[k - 1] if k <= top else 0.0, 1.0)
+            found += g
+            if g != 0:
+                total += g / math.log2(2 + cost - found)
+        return total / sum(ideal) if ideal else 0.0
+    if name == "ndcg_rel":
+        if not top:
+            return 0.0
+        seen = [k for k, g in enumerate(gains, start=1) if g > 0]
+        total = sum(dcg(k) / idcg(min(k, top)) for k in seen)
+        total += (top - len(seen)) * dcg(n) / idcg(top)
+        return total / top if total > 0 else 0.0
+    # Rndcg: a level ends at rank b - 1 where the ideal gain changes (to 0 after rank top)
+    if num_rel == 0:
+        return 0.0
+    padded = [*ideal, 0.0]
+    ends = [b - 1 for b in range(2, top + 2) if padded[b - 1] != padded[b - 2]]
+    values = [dcg(e) / idcg(e) for e in ends]
+    if n > top + 1:  # trec_eval's implied level at the end of the retrieval
+        values.append(dcg(n) / idcg(top))
+    return sum(values) / len(values) if values else 0.0
+
+
 def _dcg(gains, k):
     return sum(g / math.log2(i + 1) for i, g in enumerate(gains[:k], start=1))
 
@@ -320,6 +362,8 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             docs = params.get("docs", 0.0)
             h = tp(n)
             value = a * h + b * (n - h) + c * (num_rel - h) + d * (docs + h - n - num_rel)
+        elif name in ("G", "ndcg_rel", "Rndcg"):
+            value = _walks(name, labels, judgments, params, num_rel)
         elif name == "binG":
             total, found = 0.0, 0
             for k in range(1, n + 1):

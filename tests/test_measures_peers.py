@@ -328,3 +328,49 @@ def test_trec_families_match_pytrec_eval(seed: int) -> None:
                 for q, vals in want.items():
                     for m, t in FAMILIES.items():
                         assert mine[q][columns[m]] == pytest.approx(vals[t], abs=1e-9), (q, m)
+
+
+WALKS = {"G": "G", "ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg", "nDCG": "ndcg"}
+
+
+def _pytrec_walks(qrels: dict, run: dict, level: int) -> dict:
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(WALKS.values()), relevance_level=level)
+    return evaluator.evaluate(run)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_g_ndcg_rel_rndcg_match_pytrec_eval_on_a_joined_table(seed: int) -> None:
+    # trec_eval computes them walking the ideal ranking: preval on one joined table
+    pytest.importorskip("pytrec_eval")
+    import concurrent.futures as cf
+
+    from tests.test_peer_pytrec import joined_table, make_case
+
+    qrels, rows, run_df, qrels_df = make_case(seed)
+    level = 1 + seed % 2
+    table = joined_table(run_df, qrels_df)
+    got = preval.evaluate(
+        table, list(WALKS), by="system", queries="retrieved", relevance_level=level
+    ).collect()
+    with cf.ProcessPoolExecutor(max_workers=1) as pool:
+        for system in ("bm25", "dense"):
+            run: dict[str, dict[str, float]] = {}
+            for s, q, d, score in rows:
+                if s == system:
+                    run.setdefault(q, {})[d] = score
+            want = pool.submit(_pytrec_walks, qrels, run, level).result(timeout=120)
+            mine = {r["query"]: r for r in got.iter_rows(named=True) if r["system"] == system}
+            assert sorted(mine) == sorted(want)
+            for q, vals in want.items():
+                for m, t in WALKS.items():
+                    assert mine[q][m] == pytest.approx(vals[t], abs=1e-9), (q, m, seed)
+
+
+def test_walks_say_they_need_one_table() -> None:
+    with pytest.raises(preval.MeasureError, match="one table"):
+        values(TREC_RUN, TREC_QRELS, ["Rndcg"])
+    # trec_eval 9.0.8 -q -m G -m ndcg_rel -m Rndcg on TREC_QRELS / TREC_RUN
+    got = values(TREC_RUN, TREC_QRELS, ["G", "ndcg_rel", "Rndcg"], table=True)["1"]
+    assert [round(got[m], 4) for m in ("G", "ndcg_rel", "Rndcg")] == [0.2497, 0.4182, 0.3177]

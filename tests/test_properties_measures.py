@@ -52,6 +52,12 @@ ROWS_ONLY = [
     "nDCG(gains={1:3.5;2:9})@2",
     "nDCG(gains={0:-1;3:1})",
     "RBP(gain=scaled,p=0.9)",
+    "G",
+    "ndcg_rel",
+    "Rndcg",
+    "G(gains={1:3;2:0.5})",
+    "ndcg_rel(gains={0:-1;2:4})",
+    "Rndcg(gains={1:2;3:2})",
 ]
 TOP = [m for m in MEASURES if "@" in m]
 

@@ -507,6 +507,100 @@ def dcg(r: Ranking, s: Spec) -> pl.Expr:
     return r.dcg(s.cutoff, _gain_rule(s))
 
 
+def _trec_gains(s: Spec) -> GainRule:
+    gains = s.param("gains")
+    return LINEAR if gains is None else tuple(gains)
+
+
+def _walk(r: Ranking, s: Spec, name: str) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+    """(gain, ideal gain, discount, ranked) per row position of the group."""
+    rule = _trec_gains(s)
+    ideal = r.ideal_gains(rule, name)
+    gain = pl.when(r.retrieved).then(r.judged_gain(rule)).otherwise(0.0)
+    discount = (r.position + 1).cast(pl.Float64).log(2)
+    return gain, ideal, discount, r.retrieved
+
+
+@measure(
+    "ndcg_rel",
+    cutoff="none",
+    params={"gains": GAINS},
+    aliases=("nDCG_rel",),
+    trec="ndcg_rel",
+)
+def ndcg_rel(r: Ranking, s: Spec) -> pl.Expr:
+    """nDCG averaged over the documents of positive gain (trec_eval ``ndcg_rel``).
+
+    (1/I) [Σ_{k ≤ n, g_k > 0} DCG(k)/IDCG(min(k, I)) + (I − h)·DCG(n)/IDCG(I)], I = judged
+    documents of positive gain, h = those retrieved: a document never retrieved counts the
+    ranking's final nDCG. Gains as in nDCG (``gains=`` per grade). One joined table only
+    (it walks the ideal ranking). 0 when I = 0 or nothing of positive gain is retrieved.
+    """
+    gain, ideal, discount, ranked = _walk(r, s, "ndcg_rel")
+    dcg = (gain / discount).cum_sum()
+    idcg = (ideal / discount).cum_sum()
+    positive = count(ideal > 0)
+    h = count(ranked & (gain > 0))
+    at_hits = pl.when(ranked & (gain > 0)).then(dcg / idcg).otherwise(0.0).sum()
+    final = dcg.last() / idcg.last()
+    total = at_hits + (positive - h).cast(pl.Float64) * final
+    return pl.when((positive > 0) & (total > 0)).then(total / positive).otherwise(0.0)
+
+
+@measure(
+    "Rndcg",
+    cutoff="none",
+    params={"gains": GAINS},
+    aliases=("RnDCG",),
+    trec="Rndcg",
+)
+def r_ndcg(r: Ranking, s: Spec) -> pl.Expr:
+    """nDCG averaged over the R-levels of the ideal ranking (trec_eval ``Rndcg``).
+
+    The R-levels are the ranks b − 1 where the ideal gain changes between ranks b − 1 and b
+    (down to 0 after the last positive gain, rank I); each contributes DCG(min(b − 1, n)) /
+    IDCG(b − 1). When the ranking runs on past rank I + 1, DCG(n)/IDCG(I) is one more level
+    (trec_eval's implied level at the end of the retrieval). The mean of those values. One
+    joined table only. 0 when R = 0 at the relevance level.
+    """
+    gain, ideal, discount, _ = _walk(r, s, "Rndcg")
+    dcg = (gain / discount).cum_sum()
+    idcg = (ideal / discount).cum_sum()
+    previous = ideal.shift(1)
+    # a level ends at the row before each change of the ideal gain (from a positive one)
+    level_end = (previous > 0) & (ideal != previous)
+    values = pl.when(level_end.fill_null(False)).then(dcg.shift(1) / idcg.shift(1))
+    # every row has a positive ideal gain: the last level ends with the rows
+    last_level = ideal.last() > 0
+    extra = r.num_ret > count(ideal > 0) + 1
+    total = values.sum() + pl.when(last_level).then(dcg.last() / idcg.last()).otherwise(0.0)
+    total = total + pl.when(extra).then(dcg.last() / idcg.max()).otherwise(0.0)
+    levels = values.count() + last_level.cast(pl.Int64) + extra.cast(pl.Int64)
+    R = r.num_rel(r.default_level)
+    return pl.when((R > 0) & (levels > 0)).then(total / levels).otherwise(0.0)
+
+
+@measure(
+    "G",
+    cutoff="none",
+    params={"gains": GAINS},
+    trec="G",
+)
+def normalized_g(r: Ranking, s: Spec) -> pl.Expr:
+    """Normalised gain G (trec_eval ``G``, experimental there).
+
+    G = (1/Σ ideal gains) Σ_{k ≤ n, g_k ≠ 0} g_k / log2(2 + C(k) − S(k)), with S(k) the
+    gains of ranks 1..k and C(k) = Σ_{j ≤ k} max(ideal gain at j, 1). Gains as in nDCG
+    (``gains=``; a negative gain counts). One joined table only. 0 when no judged document
+    has a positive gain.
+    """
+    gain, ideal, _, ranked = _walk(r, s, "G")
+    cost = pl.max_horizontal(ideal, pl.lit(1.0)).cum_sum()
+    got = gain.cum_sum()
+    term = pl.when(ranked & (gain != 0)).then(gain / (2.0 + cost - got).log(2)).otherwise(0.0)
+    return r.safe_div(term.sum(), ideal.sum())
+
+
 @measure(
     "Success",
     cutoff="required",

@@ -457,6 +457,21 @@ class Ranking:
             return pl.col(self.ideal_cutoffs[key]).first().fill_null(0.0)
         return self.ideal_dcg_of_rows(key)
 
+    def ideal_gains(self, rule: GainRule, measure: str) -> pl.Expr:
+        """The query's positive judged gains, best first, one per row position (0 after the
+        last): the ideal ranking rank by rank. Only from the group's own rows (one joined
+        table or no qrels): a plan with separate qrels carries no such sequence."""
+        if self.stats == "columns":
+            msg = (
+                f"{measure} walks the ideal ranking rank by rank, which this plan does not carry "
+                "with separate qrels (or in the top-K plan): join the qrels into one table"
+            )
+            raise MeasureError(msg)
+        if self.depth is not None or self.judged_only:
+            msg = f"{measure} does not combine with depth or judged_only"
+            raise MeasureError(msg)
+        return self.judged_gain(rule).clip(lower_bound=0.0).sort(descending=True)
+
     def ideal_dcg_of_rows(self, key: Any) -> pl.Expr:
         """The ideal DCG of `key` (a cutoff, or (rule, cutoff): `ideal_key`) from the group's
         judged rows: gains sorted descending; only positive gains count (trec_eval stops the
