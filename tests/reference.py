@@ -41,6 +41,7 @@ _MEASURES = {
     "Utility": ({"rel", "a", "b", "c", "d", "docs"}, "forbidden"),
     "binG": ({"rel"}, "forbidden"),
     "G": ({"gains"}, "forbidden"),
+    "PairAccuracy": ({"rel"}, "optional"),
     "ndcg_rel": ({"gains"}, "forbidden"),
     "Rndcg": ({"gains"}, "forbidden"),
     "nDCG": ({"rel", "dcg", "gains"}, "optional"),  # rel accepted but ignored
@@ -362,6 +363,21 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             docs = params.get("docs", 0.0)
             h = tp(n)
             value = a * h + b * (n - h) + c * (num_rel - h) + d * (docs + h - n - num_rel)
+        elif name == "PairAccuracy":
+            shown = rel[: n if cutoff is None else cutoff]
+            pairs = ordered = 0
+            for i, is_rel in enumerate(shown):
+                if is_rel:
+                    for j, other in enumerate(shown):
+                        if not other:
+                            pairs += 1
+                            ordered += i < j
+            if not any(shown):
+                value = None
+            else:
+                value = ordered / pairs if pairs else 1.0
+            out[text] = value
+            continue
         elif name in ("G", "ndcg_rel", "Rndcg"):
             value = _walks(name, labels, judgments, params, num_rel)
         elif name == "binG":
@@ -564,12 +580,12 @@ def summarize(per_query):
     summary = {}
     for text in rows[0]:
         name = parse_measure(text)[0]
-        values = [row[text] for row in rows]
+        values = [row[text] for row in rows if row[text] is not None]  # None: no value
         if name in _SUMMED:
             summary[text] = float(sum(values))
         elif name in _GEOMETRIC:
             logs = [math.log(max(v, _GM_FLOOR)) for v in values]
             summary[text] = math.exp(sum(logs) / len(logs))
         else:
-            summary[text] = sum(values) / len(values)
+            summary[text] = sum(values) / len(values) if values else None
     return summary

@@ -374,3 +374,23 @@ def test_walks_say_they_need_one_table() -> None:
     # trec_eval 9.0.8 -q -m G -m ndcg_rel -m Rndcg on TREC_QRELS / TREC_RUN
     got = values(TREC_RUN, TREC_QRELS, ["G", "ndcg_rel", "Rndcg"], table=True)["1"]
     assert [round(got[m], 4) for m in ("G", "ndcg_rel", "Rndcg")] == [0.2497, 0.4182, 0.3177]
+
+
+def test_pair_accuracy_is_ir_measures_accuracy() -> None:
+    # ir_measures 0.4.3: {m.query_id: m.value for m in iter_calc([Accuracy, Accuracy@3,
+    # Accuracy(rel=2)@5], RANX_QRELS, RANX_RUN)} (untied scores)
+    want = {
+        "PairAccuracy": (0.75, 0.0, 0.2222222222222222),
+        "PairAccuracy@3": (0.5, 0.0, 0.0),
+        "PairAccuracy(rel=2)@5": (0.5, 0.0, 0.5),
+    }
+    got = values(RANX_RUN, RANX_QRELS, list(want))
+    for m, vals in want.items():
+        for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
+            assert got[q][m] == pytest.approx(v, abs=1e-12), (m, q)
+    # no relevant document in the top k: no value (ir_measures reports none for the query)
+    got = values(RANX_RUN, RANX_QRELS, ["PairAccuracy@1"])
+    assert got["q2"]["PairAccuracy@1"] is None
+    # and the summary averages the queries with a value, as ir_measures' aggregate
+    summary = preval.summarize(pl.DataFrame(list(got.values())).lazy()).collect()
+    assert summary["PairAccuracy@1"][0] == got["q1"]["PairAccuracy@1"] == 1.0

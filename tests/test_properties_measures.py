@@ -43,6 +43,9 @@ MEASURES = [
     "Utility(a=2,b=-0.5,c=-1,d=0.25,docs=50)",
     "binG",
     "binG(rel=2)",
+    "PairAccuracy",
+    "PairAccuracy@3",
+    "PairAccuracy(rel=2)@2",
 ]
 # measures that read an ideal DCG of a gain other than the linear one: one joined table only,
 # until evaluate builds their ideal columns from separate qrels (measures.ideal_keys)
@@ -67,8 +70,11 @@ def compare(got, want, measures) -> None:
     assert got["query"].to_list() == sorted(want)
     for row in got.iter_rows(named=True):
         for m in measures:
-            column = preval.measures.parse(m).name
-            assert row[column] == pytest.approx(want[row["query"]][m], abs=1e-9), (row, m)
+            column, value = preval.measures.parse(m).name, want[row["query"]][m]
+            if value is None:  # no value (PairAccuracy without a relevant document)
+                assert row[column] is None, (row, m)
+            else:
+                assert row[column] == pytest.approx(value, abs=1e-9), (row, m)
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

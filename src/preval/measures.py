@@ -1227,6 +1227,33 @@ def accuracy(r: Ranking, s: Spec) -> pl.Expr:
 
 
 @measure(
+    "PairAccuracy",
+    cutoff="optional",
+    params={"rel": REL},
+    aliases=("pairwise_accuracy", "PairwiseAccuracy"),
+    trec="(ir_measures Accuracy@k)",
+    top_only=True,
+)
+def pair_accuracy(r: Ranking, s: Spec) -> pl.Expr:
+    """Pairwise accuracy: the share of (relevant, non-relevant) pairs of the top K ranked in
+    that order (ir_measures ``Accuracy[@k]``, a diagnostic; not the threshold `Accuracy`).
+
+    1 − Σ_{relevant d in the top K} f_d / (F·h), f_d the non-relevant (or unjudged) documents
+    ranked above d, F those in the top K, h the relevant ones. Null (no value, left out of
+    the mean, as ir_measures reports none) when no relevant document is in the top K; 1 when
+    every one of the top K is relevant (ir_measures divides by zero there).
+    """
+    level, k = s.level(r.default_level), s.cutoff
+    rel = r.rel(level)
+    nonrel = r.retrieved & ~rel
+    above = nonrel.cum_sum()
+    h, f = r.hits(level, k), r.top(nonrel, k).sum()
+    ordered = r.top(pl.when(rel).then(above).otherwise(0), k).sum()
+    value = 1.0 - ordered.cast(pl.Float64) / (f * h).cast(pl.Float64)
+    return pl.when(h == 0).then(None).when(f == 0).then(1.0).otherwise(value)
+
+
+@measure(
     "Specificity",
     cutoff="none",
     params={"rel": REL, "threshold": THRESHOLD},
