@@ -41,6 +41,7 @@ _MEASURES = {
     "Utility": ({"rel", "a", "b", "c", "d", "docs"}, "forbidden"),
     "binG": ({"rel"}, "forbidden"),
     "G": ({"gains"}, "forbidden"),
+    "SDCG": ({"max_rel", "min_rel"}, "required"),
     "PairAccuracy": ({"rel"}, "optional"),
     "ndcg_rel": ({"gains"}, "forbidden"),
     "Rndcg": ({"gains"}, "forbidden"),
@@ -68,6 +69,7 @@ _MEASURES = {
     "NumNonrelJudgedRet": ({"rel"}, "forbidden"),
 }
 _ALIASES = {"11pt": "AP11"}
+_FLOAT_PARAMS = {"p", "max_grade", "mult", "a", "b", "c", "d", "docs", "max_rel", "min_rel"}
 _NORMS = {"AP": {"R", "min", "hits"}, "Judged": {"min", "K"}}
 _SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumQ", "NumNonrelJudgedRet"}
 _GEOMETRIC = {"GMAP", "GMBpref"}
@@ -107,7 +109,18 @@ def parse_measure(text):
                 raise ValueError(msg)
             if key == "rel":
                 params[key] = int(value)
-            elif key in ("p", "max_grade", "mult", "a", "b", "c", "d", "docs"):
+            elif key in (
+                "p",
+                "max_grade",
+                "mult",
+                "a",
+                "b",
+                "c",
+                "d",
+                "docs",
+                "max_rel",
+                "min_rel",
+            ):
                 params[key] = float(value)
             elif key == "gain":
                 if value not in ("binary", "label", "scaled"):
@@ -363,6 +376,11 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             docs = params.get("docs", 0.0)
             h = tp(n)
             value = a * h + b * (n - h) + c * (num_rel - h) + d * (docs + h - n - num_rel)
+        elif name == "SDCG":
+            lo, hi = params.get("min_rel", 0.0), params["max_rel"]
+            scaled = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
+                      for lab in labels]  # fmt: skip
+            value = _dcg(scaled, cutoff) / _dcg([1.0] * cutoff, cutoff)
         elif name == "PairAccuracy":
             shown = rel[: n if cutoff is None else cutoff]
             pairs = ordered = 0

@@ -394,3 +394,18 @@ def test_pair_accuracy_is_ir_measures_accuracy() -> None:
     # and the summary averages the queries with a value, as ir_measures' aggregate
     summary = preval.summarize(pl.DataFrame(list(got.values())).lazy()).collect()
     assert summary["PairAccuracy@1"][0] == got["q1"]["PairAccuracy@1"] == 1.0
+
+
+def test_sdcg_is_ir_measures_cwl_eval() -> None:
+    # ir_measures 0.4.3 with cwl-eval 1.0.12: iter_calc([SDCG(...)@k], RANX_QRELS, RANX_RUN)
+    want = {
+        "SDCG(max_rel=4)@5": (0.3103789364302664, 0.08479005131840403, 0.20609719009748467),
+        "SDCG(max_rel=3,min_rel=1)@3": (
+            0.23463936301137828, 0.11731968150568914, 0.23463936301137828,
+        ),
+        "SDCG(max_rel=2)@20": (0.23249863761405754, 0.07102001981682866, 0.15220236048046165),
+    }  # fmt: skip
+    got = values(RANX_RUN, RANX_QRELS, list(want))
+    for m, vals in want.items():
+        for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
+            assert got[q][m] == pytest.approx(v, abs=1e-12), (m, q)

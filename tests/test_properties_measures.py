@@ -46,6 +46,8 @@ MEASURES = [
     "PairAccuracy",
     "PairAccuracy@3",
     "PairAccuracy(rel=2)@2",
+    "SDCG(max_rel=3)@3",
+    "SDCG(max_rel=2,min_rel=1)@5",
 ]
 # measures that read an ideal DCG of a gain other than the linear one: one joined table only,
 # until evaluate builds their ideal columns from separate qrels (measures.ideal_keys)

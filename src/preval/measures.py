@@ -444,6 +444,12 @@ def r_precision(r: Ranking, s: Spec) -> pl.Expr:
     return value
 
 
+def _per_group_value(value: float) -> pl.Expr:
+    """A constant as a per-group value: Polars turns division by a literal into multiplication
+    by its reciprocal, one ulp off (see ranking.divide)."""
+    return pl.len() * 0 + value
+
+
 def _ideal_at_cutoff(s: Spec) -> list[Any]:
     return [ideal_key(s.cutoff, _gain_rule(s))]
 
@@ -599,6 +605,37 @@ def normalized_g(r: Ranking, s: Spec) -> pl.Expr:
     got = gain.cum_sum()
     term = pl.when(ranked & (gain != 0)).then(gain / (2.0 + cost - got).log(2)).otherwise(0.0)
     return r.safe_div(term.sum(), ideal.sum())
+
+
+@measure(
+    "SDCG",
+    cutoff="required",
+    params={
+        "max_rel": Param(_number, None, help="grade of gain 1 (required)"),
+        "min_rel": Param(_number, 0.0, help="grade of gain 0"),
+    },
+    aliases=("sdcg",),
+    trec="(ir_measures SDCG@k = cwl_eval NDCG-k)",
+    top_only=True,
+)
+def scaled_dcg(r: Ranking, s: Spec) -> pl.Expr:
+    """Scaled DCG@K: DCG@K of gains scaled to [0, 1], divided by the DCG@K of K documents of
+    gain 1 (ir_measures ``SDCG(max_rel=m)@k``, computed by cwl_eval's C/W/L NDCG-k).
+
+    g = (min(max(label, a), m) − a)/(m − a), a = ``min_rel`` (0), m = ``max_rel``;
+    SDCG@K = Σ_{k ≤ K} g_k/log2(k + 1) / Σ_{k ≤ K} 1/log2(k + 1): no ideal ranking, so it
+    needs no judgments beyond the ranked ones. Unjudged documents gain 0. 0 when nothing is
+    retrieved.
+    """
+    top, bottom = s.param("max_rel"), s.param("min_rel")
+    if top is None or not top > bottom:
+        msg = f"{s.name}: SDCG needs max_rel= above min_rel (e.g. SDCG(max_rel=3)@10)"
+        raise MeasureError(msg)
+    scaled = (pl.col(LABEL).clip(bottom, top) - bottom) / (top - bottom)
+    discount = (r.rank + 1).cast(pl.Float64).log(2)
+    gains = pl.when(r.retrieved).then(scaled.fill_null(0.0) / discount).otherwise(0.0)
+    norm = sum(1.0 / math.log2(k + 1) for k in range(1, s.cutoff + 1))
+    return r.top(gains, s.cutoff).sum() / _per_group_value(norm)
 
 
 @measure(
