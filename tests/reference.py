@@ -42,6 +42,8 @@ _MEASURES = {
     "binG": ({"rel"}, "forbidden"),
     "G": ({"gains"}, "forbidden"),
     "SDCG": ({"max_rel", "min_rel"}, "required"),
+    "INST": ({"max_rel", "min_rel", "T"}, "forbidden"),
+    "INSQ": ({"max_rel", "min_rel", "T"}, "forbidden"),
     "PairAccuracy": ({"rel"}, "optional"),
     "ndcg_rel": ({"gains"}, "forbidden"),
     "Rndcg": ({"gains"}, "forbidden"),
@@ -69,7 +71,9 @@ _MEASURES = {
     "NumNonrelJudgedRet": ({"rel"}, "forbidden"),
 }
 _ALIASES = {"11pt": "AP11"}
-_FLOAT_PARAMS = {"p", "max_grade", "mult", "a", "b", "c", "d", "docs", "max_rel", "min_rel"}
+_FLOAT_PARAMS = {
+    "p", "max_grade", "mult", "a", "b", "c", "d", "docs", "max_rel", "min_rel", "T",
+}  # fmt: skip
 _NORMS = {"AP": {"R", "min", "hits"}, "Judged": {"min", "K"}}
 _SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumQ", "NumNonrelJudgedRet"}
 _GEOMETRIC = {"GMAP", "GMBpref"}
@@ -109,18 +113,7 @@ def parse_measure(text):
                 raise ValueError(msg)
             if key == "rel":
                 params[key] = int(value)
-            elif key in (
-                "p",
-                "max_grade",
-                "mult",
-                "a",
-                "b",
-                "c",
-                "d",
-                "docs",
-                "max_rel",
-                "min_rel",
-            ):
+            elif key in _FLOAT_PARAMS:
                 params[key] = float(value)
             elif key == "gain":
                 if value not in ("binary", "label", "scaled"):
@@ -381,6 +374,19 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             scaled = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
                       for lab in labels]  # fmt: skip
             value = _dcg(scaled, cutoff) / _dcg([1.0] * cutoff, cutoff)
+        elif name in ("INST", "INSQ"):
+            # C/W/L: W_i = prod_{j<i} C_j / sum_k prod_{j<k} C_j over 1000 ranks (cwl_eval)
+            lo, hi, t = params.get("min_rel", 0.0), params["max_rel"], params.get("T", 1.0)
+            gains = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
+                     for lab in labels[:1000]]  # fmt: skip
+            gains += [0.0] * (1000 - len(gains))
+            reach, weights, got = 1.0, [], 0.0
+            for i, g in enumerate(gains, start=1):
+                weights.append(reach)
+                got += g
+                x = 2 * t if name == "INSQ" else 2 * t - got
+                reach *= ((i + x - 1) / (i + x)) ** 2
+            value = sum(w * g for w, g in zip(weights, gains, strict=True)) / sum(weights)
         elif name == "PairAccuracy":
             shown = rel[: n if cutoff is None else cutoff]
             pairs = ordered = 0

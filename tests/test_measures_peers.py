@@ -409,3 +409,18 @@ def test_sdcg_is_ir_measures_cwl_eval() -> None:
     for m, vals in want.items():
         for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
             assert got[q][m] == pytest.approx(v, abs=1e-12), (m, q)
+
+
+def test_inst_insq_are_ir_measures_cwl_eval() -> None:
+    # ir_measures 0.4.3 with cwl-eval 1.0.12 on RANX_QRELS / RANX_RUN, per query
+    want = {
+        "INST(max_rel=4)": (0.298730905040826, 0.05095581631683743, 0.13898544296914156),
+        "INST(max_rel=2,T=2.0)": (0.4228367974127957, 0.10871767648873698, 0.20268042406767367),
+        "INSQ(max_rel=4)": (0.25073678515089753, 0.048529700351786616, 0.12843533758407527),
+        "INSQ(max_rel=3,T=3.0)": (0.1870301463258951, 0.057764973127421265, 0.14002156403170193),
+    }
+    got = values(RANX_RUN, RANX_QRELS, list(want))
+    for m, vals in want.items():
+        column = preval.measures.parse(m).name
+        for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
+            assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)

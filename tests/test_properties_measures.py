@@ -48,6 +48,10 @@ MEASURES = [
     "PairAccuracy(rel=2)@2",
     "SDCG(max_rel=3)@3",
     "SDCG(max_rel=2,min_rel=1)@5",
+    "INST(max_rel=3)",
+    "INST(T=2,max_rel=2)",
+    "INSQ(max_rel=3)",
+    "INSQ(T=0.5,max_rel=1)",
 ]
 # measures that read an ideal DCG of a gain other than the linear one: one joined table only,
 # until evaluate builds their ideal columns from separate qrels (measures.ideal_keys)

@@ -638,6 +638,79 @@ def scaled_dcg(r: Ranking, s: Spec) -> pl.Expr:
     return r.top(gains, s.cutoff).sum() / _per_group_value(norm)
 
 
+CWL_DEPTH = 1000  # cwl_eval's max_n: rankings are cut or padded (gain 0) to 1000 ranks
+
+
+def _target(text: str) -> float:
+    value = float(text)
+    if not value > 0 or math.isinf(value):
+        msg = "T must be a positive number"
+        raise ValueError(msg)
+    return value
+
+
+CWL_PARAMS = {
+    "T": Param(_target, 1.0, help="desired total gain"),
+    "max_rel": Param(_number, None, help="grade of gain 1 (required)"),
+    "min_rel": Param(_number, 0.0, help="grade of gain 0"),
+}
+
+
+def _scaled_gains(r: Ranking, s: Spec) -> pl.Expr:
+    """Gains in [0, 1] as ir_measures hands them to cwl_eval: (clip(label, a, m) − a)/(m − a)
+    on ranked rows within cwl_eval's 1000 ranks, 0 elsewhere and for unjudged documents."""
+    top, bottom = s.param("max_rel"), s.param("min_rel")
+    if top is None or not top > bottom:
+        msg = f"{s.name}: {s.definition.name} needs max_rel= above min_rel (e.g. max_rel=3)"
+        raise MeasureError(msg)
+    if r.depth is not None or r.judged_only:
+        msg = f"{s.definition.name} does not combine with depth or judged_only"
+        raise MeasureError(msg)
+    scaled = ((pl.col(LABEL).clip(bottom, top) - bottom) / (top - bottom)).fill_null(0.0)
+    return pl.when(r.retrieved & (r.position <= CWL_DEPTH)).then(scaled).otherwise(0.0)
+
+
+@measure("INSQ", cutoff="none", params=CWL_PARAMS, trec="(ir_measures INSQ = cwl_eval)")
+def insq(r: Ranking, s: Spec) -> pl.Expr:
+    """INSQ (Moffat et al. 2012), the C/W/L expected rate of gain of a user who continues
+    from rank i with chance C_i = ((i + 2T − 1)/(i + 2T))².
+
+    INSQ = Σ_i W_i g_i, W_i = (2T/(i − 1 + 2T))² / Σ_{k ≤ 1000} (2T/(k − 1 + 2T))², over
+    cwl_eval's 1000 ranks (ir_measures ``INSQ(max_rel=m,T=t)``); g the grade scaled to [0, 1]
+    by ``min_rel``/``max_rel``. Unjudged documents gain 0. 0 when nothing is retrieved.
+    """
+    t2 = 2.0 * s.param("T")
+    total = sum((t2 / (k - 1 + t2)) ** 2 for k in range(1, CWL_DEPTH + 1))
+    weight = (t2 / (r.position.cast(pl.Float64) - 1.0 + t2)) ** 2
+    return (_scaled_gains(r, s) * weight).sum() / _per_group_value(total)
+
+
+@measure("INST", cutoff="none", params=CWL_PARAMS, trec="(ir_measures INST = cwl_eval)")
+def inst(r: Ranking, s: Spec) -> pl.Expr:
+    """INST (Moffat et al. 2015): INSQ whose user stops sooner once gain comes in, C_i =
+    ((i + T + T_i − 1)/(i + T + T_i))² with T_i = T − Σ_{j ≤ i} g_j.
+
+    INST = Σ_i W_i g_i with W_i = Π_{j<i} C_j / Σ_{k ≤ 1000} Π_{j<k} C_j over cwl_eval's 1000
+    ranks (ir_measures ``INST(max_rel=m,T=t)``). Past the ranking the gain stays G, so the
+    tail of the normaliser is Π_{j ≤ n} C_j · Σ_{i=n+1}^{1000} ((n + 2T − G)/(i − 1 + 2T − G))².
+    0 when nothing is retrieved.
+    """
+    t = s.param("T")
+    g = _scaled_gains(r, s)
+    i = r.position.cast(pl.Float64)
+    rest = 2.0 * t - g.cum_sum()  # T + T_i
+    stay = ((i + rest - 1.0) / (i + rest)) ** 2
+    ranked = r.retrieved & (r.position <= CWL_DEPTH)
+    stay = pl.when(ranked).then(stay).otherwise(1.0)
+    reach = stay.cum_prod().shift(1, fill_value=1.0)  # Π_{j<i} C_j
+    n = count(ranked)
+    a = 2.0 * t - g.sum()
+    beyond = pl.int_range(n, CWL_DEPTH, dtype=pl.Int64).cast(pl.Float64)
+    tail = stay.filter(ranked).product() * (((n + a) / (beyond + a)) ** 2).sum()
+    head = pl.when(ranked).then(reach).otherwise(0.0)
+    return (head * g).sum() / (head.sum() + tail)
+
+
 @measure(
     "Success",
     cutoff="required",
