@@ -44,6 +44,10 @@ _MEASURES = {
     "SDCG": ({"max_rel", "min_rel"}, "required"),
     "INST": ({"max_rel", "min_rel", "T"}, "forbidden"),
     "INSQ": ({"max_rel", "min_rel", "T"}, "forbidden"),
+    "NERR8": ({"max_rel", "min_rel"}, "required"),
+    "NERR9": ({"max_rel", "min_rel"}, "required"),
+    "NERR10": ({"max_rel", "min_rel", "p"}, "forbidden"),
+    "NERR11": ({"max_rel", "min_rel", "T"}, "forbidden"),
     "PairAccuracy": ({"rel"}, "optional"),
     "ndcg_rel": ({"gains"}, "forbidden"),
     "Rndcg": ({"gains"}, "forbidden"),
@@ -374,7 +378,7 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             scaled = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
                       for lab in labels]  # fmt: skip
             value = _dcg(scaled, cutoff) / _dcg([1.0] * cutoff, cutoff)
-        elif name in ("INST", "INSQ"):
+        elif name in ("INST", "INSQ", "NERR8", "NERR9", "NERR10", "NERR11"):
             # C/W/L: W_i = prod_{j<i} C_j / sum_k prod_{j<k} C_j over 1000 ranks (cwl_eval)
             lo, hi, t = params.get("min_rel", 0.0), params["max_rel"], params.get("T", 1.0)
             gains = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
@@ -384,8 +388,17 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             for i, g in enumerate(gains, start=1):
                 weights.append(reach)
                 got += g
-                x = 2 * t if name == "INSQ" else 2 * t - got
-                reach *= ((i + x - 1) / (i + x)) ** 2
+                if name in ("INST", "INSQ"):
+                    x = 2 * t if name == "INSQ" else 2 * t - got
+                    reach *= ((i + x - 1) / (i + x)) ** 2
+                elif name == "NERR8":  # Azzopardi et al. 2021, equations 8 to 11
+                    reach *= (1 - g) if i < cutoff else 0.0
+                elif name == "NERR9":
+                    reach *= i / (i + 1) * (1 - g) if i < cutoff else 0.0
+                elif name == "NERR10":
+                    reach *= params.get("p", 0.9) * (1 - g)
+                else:
+                    reach *= ((i + 2 * t - 1) / (i + 2 * t)) ** 2 * (1 - g)
             value = sum(w * g for w, g in zip(weights, gains, strict=True)) / sum(weights)
         elif name == "PairAccuracy":
             shown = rel[: n if cutoff is None else cutoff]

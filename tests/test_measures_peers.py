@@ -424,3 +424,22 @@ def test_inst_insq_are_ir_measures_cwl_eval() -> None:
         column = preval.measures.parse(m).name
         for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
             assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)
+
+
+def test_nerr_variants_are_ir_measures_cwl_eval() -> None:
+    # ir_measures 0.4.3 with cwl-eval 1.0.12 on RANX_QRELS / RANX_RUN, per query
+    want = {
+        "NERR8(max_rel=4)@5": (0.32954545454545453, 0.125, 0.3333333333333333),
+        "NERR8(max_rel=2)@20": (1.0, 0.3333333333333333, 0.3333333333333333),
+        "NERR9(max_rel=4)@3": (0.38235294117647056, 0.09090909090909091, 0.18181818181818182),
+        "NERR9(max_rel=4)@10": (0.3632665054358881, 0.06999416715273726, 0.18181818181818182),
+        "NERR10(max_rel=4)": (0.2683671323931997, 0.06372934697088904, 0.2988929889298893),
+        "NERR10(max_rel=2,p=0.5)": (1.0, 0.14285714285714285, 0.14285714285714285),
+        "NERR11(max_rel=4)": (0.37348269113316, 0.058545449503102344, 0.14754098360655737),
+        "NERR11(max_rel=3,T=2.0)": (0.5179949325295743, 0.10224033118622583, 0.21321961620469088),
+    }
+    got = values(RANX_RUN, RANX_QRELS, list(want))
+    for m, vals in want.items():
+        column = preval.measures.parse(m).name
+        for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
+            assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)

@@ -52,6 +52,12 @@ MEASURES = [
     "INST(T=2,max_rel=2)",
     "INSQ(max_rel=3)",
     "INSQ(T=0.5,max_rel=1)",
+    "NERR8(max_rel=3)@3",
+    "NERR9(max_rel=2)@5",
+    "NERR10(max_rel=3)",
+    "NERR10(max_rel=1,p=0.5)",
+    "NERR11(max_rel=3)",
+    "NERR11(T=2,max_rel=2)",
 ]
 # measures that read an ideal DCG of a gain other than the linear one: one joined table only,
 # until evaluate builds their ideal columns from separate qrels (measures.ideal_keys)
@@ -68,7 +74,7 @@ ROWS_ONLY = [
     "ndcg_rel(gains={0:-1;2:4})",
     "Rndcg(gains={1:2;3:2})",
 ]
-TOP = [m for m in MEASURES if "@" in m]
+TOP = [m for m in MEASURES if preval.measures.parse(m).definition.top_only and "@" in m]
 
 
 def compare(got, want, measures) -> None:

@@ -76,6 +76,14 @@ def _alpha(text: str) -> float:
     return value
 
 
+def _persistence(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        msg = "p must be in (0, 1)"
+        raise ValueError(msg)
+    return value
+
+
 INTERPOLATE = Param(_bool, False, help="interpolated curve")
 THRESHOLD = Param(_number, None, help="documents with score >= threshold are returned")
 ALPHA = Param(_alpha, None, help="F_alpha weighting: beta^2 = 1/alpha - 1")
@@ -699,16 +707,90 @@ def inst(r: Ranking, s: Spec) -> pl.Expr:
     g = _scaled_gains(r, s)
     i = r.position.cast(pl.Float64)
     rest = 2.0 * t - g.cum_sum()  # T + T_i
-    stay = ((i + rest - 1.0) / (i + rest)) ** 2
+    a = 2.0 * t - g.sum()
+    return _cwl(r, g, ((i + rest - 1.0) / (i + rest)) ** 2, lambda n, j: ((n + a) / (j + a)) ** 2)
+
+
+def _cwl(
+    r: Ranking,
+    g: pl.Expr,
+    stay: pl.Expr,
+    tail: Callable[[pl.Expr, pl.Expr], pl.Expr],
+    depth: pl.Expr | int = CWL_DEPTH,
+) -> pl.Expr:
+    """C/W/L expected rate of gain as cwl_eval computes it over its 1000 ranks:
+    Σ_i W_i g_i, W_i = Π_{j<i} C_j / Σ_{k ≤ 1000} Π_{j<k} C_j.
+
+    `stay` is C_i on the ranked rows; past the n ranked rows the gain is 0, and `tail(n, j)`
+    gives Π_{n<l<j+1} C_l for the padded ranks j + 1 = n + 1 .. `depth` (the products stop
+    being positive there), summed here in one short int_range per query.
+    """
     ranked = r.retrieved & (r.position <= CWL_DEPTH)
     stay = pl.when(ranked).then(stay).otherwise(1.0)
     reach = stay.cum_prod().shift(1, fill_value=1.0)  # Π_{j<i} C_j
-    n = count(ranked)
-    a = 2.0 * t - g.sum()
-    beyond = pl.int_range(n, CWL_DEPTH, dtype=pl.Int64).cast(pl.Float64)
-    tail = stay.filter(ranked).product() * (((n + a) / (beyond + a)) ** 2).sum()
     head = pl.when(ranked).then(reach).otherwise(0.0)
-    return (head * g).sum() / (head.sum() + tail)
+    n = count(ranked).cast(pl.Float64)
+    j = pl.int_range(count(ranked), depth, dtype=pl.Int64).cast(pl.Float64)  # rank − 1
+    padded = stay.filter(ranked).product() * tail(n, j).sum()
+    return (head * g).sum() / (head.sum() + padded)
+
+
+def _nerr_cutoff(s: Spec) -> int:
+    return min(s.cutoff, CWL_DEPTH)
+
+
+@measure(
+    "NERR8",
+    cutoff="required",
+    params={k: v for k, v in CWL_PARAMS.items() if k != "T"},
+    trec="(ir_measures NERR8@k = cwl_eval)",
+    top_only=True,
+)
+def nerr8(r: Ranking, s: Spec) -> pl.Expr:
+    """Normalised ERR, Azzopardi et al. 2021 equation 8 (ir_measures ``NERR8``, cwl_eval):
+    C/W/L with C_i = 1 − g_i before rank K, 0 from K on; gains scaled by min_rel/max_rel."""
+    g, k = _scaled_gains(r, s), _nerr_cutoff(s)
+    stay = pl.when(r.position < k).then(1.0 - g).otherwise(0.0)
+    return _cwl(r, g, stay, lambda n, j: pl.lit(1.0) + j * 0, k)
+
+
+@measure(
+    "NERR9",
+    cutoff="required",
+    params={k: v for k, v in CWL_PARAMS.items() if k != "T"},
+    trec="(ir_measures NERR9@k = cwl_eval)",
+    top_only=True,
+)
+def nerr9(r: Ranking, s: Spec) -> pl.Expr:
+    """Normalised ERR, equation 9 (ir_measures ``NERR9``): C_i = i/(i + 1)·(1 − g_i) before
+    rank K, 0 from K on."""
+    g, k = _scaled_gains(r, s), _nerr_cutoff(s)
+    i = r.position.cast(pl.Float64)
+    stay = pl.when(r.position < k).then(i / (i + 1.0) * (1.0 - g)).otherwise(0.0)
+    return _cwl(r, g, stay, lambda n, j: (n + 1.0) / (j + 1.0), k)
+
+
+@measure(
+    "NERR10",
+    cutoff="none",
+    params={"p": Param(_persistence, 0.9, help="persistence"), **{
+        k: v for k, v in CWL_PARAMS.items() if k != "T"}},
+    trec="(ir_measures NERR10 = cwl_eval)",
+)  # fmt: skip
+def nerr10(r: Ranking, s: Spec) -> pl.Expr:
+    """Normalised ERR, equation 10 (ir_measures ``NERR10(p=φ)``): C_i = φ·(1 − g_i)."""
+    g, phi = _scaled_gains(r, s), s.param("p")
+    return _cwl(r, g, phi * (1.0 - g), lambda n, j: pl.lit(phi).pow(j - n))
+
+
+@measure("NERR11", cutoff="none", params=CWL_PARAMS, trec="(ir_measures NERR11 = cwl_eval)")
+def nerr11(r: Ranking, s: Spec) -> pl.Expr:
+    """Normalised ERR, equation 11 (ir_measures ``NERR11(T=t)``): C_i = ((i + 2T − 1)/(i +
+    2T))²·(1 − g_i), INSQ's continuation stopped by gain."""
+    g, t2 = _scaled_gains(r, s), 2.0 * s.param("T")
+    i = r.position.cast(pl.Float64)
+    stay = ((i + t2 - 1.0) / (i + t2)) ** 2 * (1.0 - g)
+    return _cwl(r, g, stay, lambda n, j: ((n + t2) / (j + t2)) ** 2)
 
 
 @measure(
@@ -767,14 +849,6 @@ def f_measure(r: Ranking, s: Spec) -> pl.Expr:
     level, beta2 = s.level(r.default_level), s.param("beta") ** 2
     k = r.num_ret if s.cutoff is None else pl.lit(s.cutoff)
     return r.safe_div((1.0 + beta2) * r.hits(level, s.cutoff), beta2 * r.num_rel(level) + k)
-
-
-def _persistence(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        msg = "p must be in (0, 1)"
-        raise ValueError(msg)
-    return value
 
 
 PERSISTENCE = Param(_persistence, 0.8, help="persistence p in (0, 1)")
