@@ -45,6 +45,7 @@ _MEASURES = {
     "INST": ({"max_rel", "min_rel", "T"}, "forbidden"),
     "INSQ": ({"max_rel", "min_rel", "T"}, "forbidden"),
     "NERR8": ({"max_rel", "min_rel"}, "required"),
+    "BPM": ({"max_rel", "min_rel", "T"}, "required"),
     "NERR9": ({"max_rel", "min_rel"}, "required"),
     "NERR10": ({"max_rel", "min_rel", "p"}, "forbidden"),
     "NERR11": ({"max_rel", "min_rel", "T"}, "forbidden"),
@@ -373,6 +374,17 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             docs = params.get("docs", 0.0)
             h = tp(n)
             value = a * h + b * (n - h) + c * (num_rel - h) + d * (docs + h - n - num_rel)
+        elif name == "BPM":  # read ranks until the gain reaches T, at most K of them
+            lo, hi, t = params.get("min_rel", 0.0), params["max_rel"], params.get("T", 1.0)
+            k = min(cutoff, 1000)
+            got, stop = 0.0, k
+            for i in range(1, k + 1):
+                lab = labels[i - 1] if i <= n else None
+                got += 0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
+                if got >= t:
+                    stop = i
+                    break
+            value = got / stop
         elif name == "SDCG":
             lo, hi = params.get("min_rel", 0.0), params["max_rel"]
             scaled = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)

@@ -443,3 +443,17 @@ def test_nerr_variants_are_ir_measures_cwl_eval() -> None:
         column = preval.measures.parse(m).name
         for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
             assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)
+
+
+def test_bpm_is_ir_measures_cwl_eval() -> None:
+    # ir_measures 0.4.3 with cwl-eval 1.0.12 on RANX_QRELS / RANX_RUN, per query
+    want = {
+        "BPM(max_rel=4,T=1.0)@5": (0.3, 0.1, 0.3333333333333333),
+        "BPM(max_rel=2,T=0.5)@3": (1.0, 0.3333333333333333, 0.3333333333333333),
+        "BPM(max_rel=3,T=2.0)@20": (0.4, 0.03333333333333333, 0.3333333333333333),
+    }
+    got = values(RANX_RUN, RANX_QRELS, list(want))
+    for m, vals in want.items():
+        column = preval.measures.parse(m).name
+        for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
+            assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)

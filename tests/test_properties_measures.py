@@ -53,6 +53,8 @@ MEASURES = [
     "INSQ(max_rel=3)",
     "INSQ(T=0.5,max_rel=1)",
     "NERR8(max_rel=3)@3",
+    "BPM(max_rel=3)@3",
+    "BPM(T=2,max_rel=2)@10",
     "NERR9(max_rel=2)@5",
     "NERR10(max_rel=3)",
     "NERR10(max_rel=1,p=0.5)",

@@ -735,6 +735,30 @@ def _cwl(
     return (head * g).sum() / (head.sum() + padded)
 
 
+@measure(
+    "BPM",
+    cutoff="required",
+    params=CWL_PARAMS,
+    trec="(ir_measures BPM@k = cwl_eval BPM-Static)",
+    top_only=True,
+)
+def bpm(r: Ranking, s: Spec) -> pl.Expr:
+    """Bejewelled player model, static (Zhang et al. 2017; ir_measures ``BPM(T=t)@k``, computed
+    by cwl_eval): the user reads ranks 1..L and stops, L = min(K, the first rank where the
+    gain so far reaches T); BPM = (gain of ranks 1..L)/L.
+
+    Gains scaled to [0, 1] by min_rel/max_rel; unjudged 0; missing ranks gain 0 (so L = K when
+    T is never reached, K capped at cwl_eval's 1000 ranks). 0 when nothing is retrieved.
+    """
+    g, t = _scaled_gains(r, s), s.param("T")
+    ranked = r.retrieved & (r.position <= CWL_DEPTH)
+    got = g.cum_sum()
+    reached = r.position.filter(ranked & (got >= t)).min()
+    k = min(s.cutoff, CWL_DEPTH)
+    stop = pl.min_horizontal(reached.fill_null(k), pl.lit(k))
+    return pl.when(r.position <= stop).then(g).otherwise(0.0).sum() / stop.cast(pl.Float64)
+
+
 def _nerr_cutoff(s: Spec) -> int:
     return min(s.cutoff, CWL_DEPTH)
 
