@@ -46,6 +46,7 @@ _MEASURES = {
     "INSQ": ({"max_rel", "min_rel", "T"}, "forbidden"),
     "NERR8": ({"max_rel", "min_rel"}, "required"),
     "BPM": ({"max_rel", "min_rel", "T"}, "required"),
+    "Compat": ({"p", "normalize"}, "forbidden"),
     "NERR9": ({"max_rel", "min_rel"}, "required"),
     "NERR10": ({"max_rel", "min_rel", "p"}, "forbidden"),
     "NERR11": ({"max_rel", "min_rel", "T"}, "forbidden"),
@@ -120,6 +121,8 @@ def parse_measure(text):
                 params[key] = int(value)
             elif key in _FLOAT_PARAMS:
                 params[key] = float(value)
+            elif key == "normalize":
+                params[key] = value == "true"
             elif key == "gain":
                 if value not in ("binary", "label", "scaled"):
                     msg = f"bad gain {value!r} in {text!r}"
@@ -328,7 +331,27 @@ def _dcg(gains, k):
     return sum(g / math.log2(i + 1) for i, g in enumerate(gains[:k], start=1))
 
 
-def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
+def _compat(ranked, docs, judgments, p, normalize):
+    """Clarke et al.'s compatibility: RBO of the ranking with the ideal one to depth
+    max(n, ideal size); ideal ties by the run's score (0 if not retrieved), then run order."""
+    place = {doc: i for i, doc in enumerate(ranked)}
+    ideal = [doc for doc, lab in judgments.items() if lab > 0]
+    ideal.sort(key=lambda doc: (-judgments[doc], -docs.get(doc, 0.0), place.get(doc, len(place))))
+    depth = max(len(ranked), len(ideal))
+
+    def rbo(a, b):
+        top = sum(p**i for i in range(depth))
+        found = sum(p**i * len(set(a[: i + 1]) & set(b[: i + 1])) / (i + 1) for i in range(depth))
+        return found / top if top else 0.0
+
+    score = rbo(ranked, ideal)
+    if normalize:
+        best = rbo(ideal, ideal)
+        return score / best if best > 0 else 0.0
+    return score
+
+
+def _query_values(ranked, judgments, parsed, relevance_level, trec_version, scores=None):
     """Compute every requested measure for one query."""
     labels = [judgments.get(doc) for doc in ranked]  # None == nonpool
     n = len(labels)
@@ -371,9 +394,12 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
         elif name == "Utility":
             defaults = {"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0}
             a, b, c, d = (params.get(x, dv) for x, dv in defaults.items())
-            docs = params.get("docs", 0.0)
+            size = params.get("docs", 0.0)
             h = tp(n)
-            value = a * h + b * (n - h) + c * (num_rel - h) + d * (docs + h - n - num_rel)
+            value = a * h + b * (n - h) + c * (num_rel - h) + d * (size + h - n - num_rel)
+        elif name == "Compat":
+            value = _compat(ranked, scores or {}, judgments, params.get("p", 0.95),
+                            params.get("normalize", True))  # fmt: skip
         elif name == "BPM":  # read ranks until the gain reaches T, at most K of them
             lo, hi, t = params.get("min_rel", 0.0), params["max_rel"], params.get("T", 1.0)
             k = min(cutoff, 1000)
@@ -611,7 +637,9 @@ def evaluate(
             ranked = ranked[:depth]
         if judged_only:
             ranked = [doc for doc in ranked if judgments.get(doc, -1) >= 0]
-        results[query] = _query_values(ranked, judgments, parsed, relevance_level, trec_version)
+        results[query] = _query_values(
+            ranked, judgments, parsed, relevance_level, trec_version, docs
+        )
     return results
 
 

@@ -457,3 +457,21 @@ def test_bpm_is_ir_measures_cwl_eval() -> None:
         column = preval.measures.parse(m).name
         for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
             assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)
+
+
+def test_compat_is_ir_measures_compat() -> None:
+    # ir_measures 0.4.3 (its own compat provider) on RANX_QRELS / RANX_RUN, per query
+    want = {
+        "Compat": (0.5089278994036824, 0.1178967994774657, 0.3299410672134651),
+        "Compat(p=0.8)": (0.4398697719337965, 0.09580838323353295, 0.24647864093682995),
+        "Compat(p=0.5,normalize=false)": (
+            0.27161604799400074, 0.047619047619047616, 0.0947089947089947,
+        ),
+    }  # fmt: skip
+    got = values(RANX_RUN, RANX_QRELS, list(want), table=True)
+    for m, vals in want.items():
+        column = preval.measures.parse(m).name
+        for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
+            assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)
+    with pytest.raises(preval.MeasureError, match="one table"):
+        values(RANX_RUN, RANX_QRELS, ["Compat"])

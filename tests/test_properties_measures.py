@@ -69,6 +69,8 @@ ROWS_ONLY = [
     "nDCG(gains={1:3.5;2:9})@2",
     "nDCG(gains={0:-1;3:1})",
     "RBP(gain=scaled,p=0.9)",
+    "Compat",
+    "Compat(p=0.5,normalize=false)",
     "G",
     "ndcg_rel",
     "Rndcg",
