@@ -475,3 +475,81 @@ def test_compat_is_ir_measures_compat() -> None:
             assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)
     with pytest.raises(preval.MeasureError, match="one table"):
         values(RANX_RUN, RANX_QRELS, ["Compat"])
+
+
+# ir_measures' own unit-test cases (tests/test_judged.py and tests/test_accuracy.py of
+# terrierteam/ir_measures), restated here: their judgments, rankings and expected values
+def _trec_lines(text: str, run: bool) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for line in filter(None, (x.split() for x in text.strip().splitlines())):
+        q, d, v = (line[0], line[2], float(line[4])) if run else (line[0], line[2], int(line[3]))
+        out.setdefault(q, {})[d] = v
+    return out
+
+
+IRM_JUDGED_QRELS = """
+0 0 D0 0
+0 0 D1 1
+0 0 D2 1
+0 0 D3 2
+0 0 D4 0
+1 0 D0 1
+1 0 D3 2
+1 0 D5 2
+"""
+IRM_JUDGED_RUN = """
+0 0 D0 1 0.8 run
+0 0 D2 2 0.7 run
+0 0 D1 3 0.3 run
+0 0 D3 4 0.4 run
+0 0 D4 5 0.1 run
+1 0 D1 1 0.8 run
+1 0 D3 2 0.7 run
+1 0 D4 3 0.3 run
+1 0 D2 4 0.4 run
+"""
+
+
+def test_ir_measures_own_judged_case() -> None:
+    qrels, run = _trec_lines(IRM_JUDGED_QRELS, False), _trec_lines(IRM_JUDGED_RUN, True)
+    want = {
+        "Judged": (1.0, 1 / 4), "Judged@1000": (1.0, 1 / 4), "Judged@10": (1.0, 1 / 4),
+        "Judged@3": (1.0, 1 / 3), "Judged@1": (1.0, 0.0),
+    }  # fmt: skip
+    got = values(run, qrels, list(want))
+    for m, (v0, v1) in want.items():
+        assert (got["0"][m], got["1"][m]) == (pytest.approx(v0), pytest.approx(v1)), m
+
+
+IRM_ACCURACY_QRELS = """
+0 0 C0_1 0
+0 0 B0_1 1
+0 0 A0_1 2
+1 0 A1_1 2
+1 0 A1_2 2
+1 0 B1_1 1
+1 0 C1_2 0
+2 0 B1_1 1
+"""
+IRM_ACCURACY_RUN = """
+0 0 C0_1 1 0.4 run
+0 0 A0_1 2 0.3 run
+0 0 C0_2 3 0.2 run
+0 0 C0_3 4 0.1 run
+1 0 C1_1 1 0.8 run
+1 0 A1_1 2 0.7 run
+1 0 C1_2 3 0.6 run
+1 0 B1_1 4 0.5 run
+1 0 C1_3 5 0.4 run
+2 0 B1_1 2 0.2 run
+2 0 C1_1 3 0.1 run
+"""
+
+
+def test_ir_measures_own_accuracy_case() -> None:
+    qrels, run = _trec_lines(IRM_ACCURACY_QRELS, False), _trec_lines(IRM_ACCURACY_RUN, True)
+    got = values(run, qrels, ["PairAccuracy", "PairAccuracy(rel=2)"])
+    level1 = [got[q]["PairAccuracy"] for q in ("0", "1", "2")]
+    assert level1 == [pytest.approx(2 / 3), pytest.approx(0.5 * (2 / 3 + 1 / 3)), 1.0]
+    level2 = [got[q]["PairAccuracy(rel=2)"] for q in ("0", "1", "2")]
+    assert level2 == [pytest.approx(2 / 3), pytest.approx(0.75), None]  # q2: no value
