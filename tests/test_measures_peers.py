@@ -553,3 +553,25 @@ def test_ir_measures_own_accuracy_case() -> None:
     assert level1 == [pytest.approx(2 / 3), pytest.approx(0.5 * (2 / 3 + 1 / 3)), 1.0]
     level2 = [got[q]["PairAccuracy(rel=2)"] for q in ("0", "1", "2")]
     assert level2 == [pytest.approx(2 / 3), pytest.approx(0.75), None]  # q2: no value
+
+
+# ranx's own unit-test cases (tests/unit/ranx/metrics/rank_biased_precision_test.py and
+# tests/unit/ranx/metrics_test.py::test_hits of AmenRa/ranx), restated here
+def test_ranx_own_rbp_case() -> None:
+    # relevant at ranks 1, 2, 6, 11 and 17 of 20 (Moffat & Zobel's example)
+    qrels = {"q1": {f"d{i}": 1 for i in (1, 2, 6, 11, 17)}}
+    run = {"q1": {f"d{i}": 21.0 - i for i in range(1, 21)}}
+    got = values(run, qrels, ["rbp.5", "rbp.8", "rbp.95"])["q1"]
+    assert round(got["RBP(gain=label,p=0.5)"], 4) == 0.7661
+    assert round(got["RBP(gain=label)"], 4) == 0.4526  # p = 0.8, the default
+    assert round(got["RBP(gain=label,p=0.95)"], 4) == 0.1881
+
+
+def test_ranx_own_hits_case() -> None:
+    # every score is 1: ranx keeps the given order, preval's ties="input" too
+    qrels = {"a": dict.fromkeys(["1", "4", "5", "6"], 1), "b": dict.fromkeys(["1", "4", "6"], 1)}
+    run = {"a": dict.fromkeys(["1", "2", "3", "4", "5", "7"], 1.0),
+           "b": dict.fromkeys(["1", "2", "4", "3", "5", "7"], 1.0)}  # fmt: skip
+    got = values(run, qrels, ["hits@5"], ties="input")
+    per_query = pl.DataFrame(list(got.values())).lazy()
+    assert preval.summarize(per_query).collect()["Hits@5"][0] == 2.5
