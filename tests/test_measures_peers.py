@@ -330,7 +330,7 @@ def test_trec_families_match_pytrec_eval(seed: int) -> None:
                         assert mine[q][columns[m]] == pytest.approx(vals[t], abs=1e-9), (q, m)
 
 
-WALKS = {"G": "G", "ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg", "nDCG": "ndcg"}
+WALKS = {"G": "G", "nDCGRel": "ndcg_rel", "Rndcg": "Rndcg", "nDCG": "ndcg"}
 
 
 def _pytrec_walks(qrels: dict, run: dict, level: int) -> dict:
@@ -373,7 +373,7 @@ def test_walks_say_they_need_one_table() -> None:
         values(TREC_RUN, TREC_QRELS, ["Rndcg"])
     # trec_eval 9.0.8 -q -m G -m ndcg_rel -m Rndcg on TREC_QRELS / TREC_RUN
     got = values(TREC_RUN, TREC_QRELS, ["G", "ndcg_rel", "Rndcg"], table=True)["1"]
-    assert [round(got[m], 4) for m in ("G", "ndcg_rel", "Rndcg")] == [0.2497, 0.4182, 0.3177]
+    assert [round(got[m], 4) for m in ("G", "nDCGRel", "Rndcg")] == [0.2497, 0.4182, 0.3177]
 
 
 def test_pair_accuracy_is_ir_measures_accuracy() -> None:

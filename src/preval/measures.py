@@ -536,10 +536,10 @@ def _walk(r: Ranking, s: Spec, name: str) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl
 
 
 @measure(
-    "ndcg_rel",
+    "nDCGRel",
     cutoff="none",
     params={"gains": GAINS},
-    aliases=("nDCG_rel",),
+    aliases=("ndcg_rel", "nDCG_rel"),
     trec="ndcg_rel",
 )
 def ndcg_rel(r: Ranking, s: Spec) -> pl.Expr:
@@ -550,7 +550,7 @@ def ndcg_rel(r: Ranking, s: Spec) -> pl.Expr:
     ranking's final nDCG. Gains as in nDCG (``gains=`` per grade). One joined table only
     (it walks the ideal ranking). 0 when I = 0 or nothing of positive gain is retrieved.
     """
-    gain, ideal, discount, ranked = _walk(r, s, "ndcg_rel")
+    gain, ideal, discount, ranked = _walk(r, s, "nDCGRel")
     dcg = (gain / discount).cum_sum()
     idcg = (ideal / discount).cum_sum()
     positive = count(ideal > 0)

@@ -180,7 +180,7 @@ TREC_MEASURES: list[TrecMeasure] = [
     TrecMeasure("binG", "float", _fixed("binG")),
     TrecMeasure("G", "float", _gains("G"), cutoffs="pairs"),
     TrecMeasure("ndcg", "float", _gains("nDCG"), cutoffs="pairs"),
-    TrecMeasure("ndcg_rel", "float", _gains("ndcg_rel"), cutoffs="pairs"),
+    TrecMeasure("ndcg_rel", "float", _gains("nDCGRel"), cutoffs="pairs"),
     TrecMeasure("Rndcg", "float", _gains("Rndcg"), cutoffs="pairs"),
     TrecMeasure("ndcg_cut", "float", lambda p: f"nDCG@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("map_cut", "float", lambda p: f"AP@{p}", LONG_CUTOFFS, "long"),
