@@ -21,6 +21,7 @@ non-relevant"; label >= level is relevant.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import struct
@@ -34,8 +35,29 @@ _MEASURES = {
     "P": ({"rel"}, "required"),
     "R": ({"rel", "norm"}, "required"),
     "RR": ({"rel"}, "optional"),
-    "Rprec": ({"rel"}, "forbidden"),
-    "nDCG": ({"rel"}, "optional"),  # rel accepted but ignored: gains are labels
+    "Rprec": ({"rel", "mult"}, "forbidden"),
+    "SetRelP": ({"rel"}, "forbidden"),
+    "SetAP": ({"rel"}, "forbidden"),
+    "Utility": ({"rel", "a", "b", "c", "d", "docs"}, "forbidden"),
+    "binG": ({"rel"}, "forbidden"),
+    "G": ({"gains"}, "forbidden"),
+    "SDCG": ({"max_rel", "min_rel"}, "required"),
+    "INST": ({"max_rel", "min_rel", "T"}, "forbidden"),
+    "INSQ": ({"max_rel", "min_rel", "T"}, "forbidden"),
+    "NERR8": ({"max_rel", "min_rel"}, "required"),
+    "BPM": ({"max_rel", "min_rel", "T"}, "required"),
+    "Compat": ({"p", "normalize"}, "forbidden"),
+    "NERR9": ({"max_rel", "min_rel"}, "required"),
+    "NERR10": ({"max_rel", "min_rel", "p"}, "forbidden"),
+    "NERR11": ({"max_rel", "min_rel", "T"}, "forbidden"),
+    "PairAccuracy": ({"rel"}, "optional"),
+    "ndcg_rel": ({"gains"}, "forbidden"),
+    "Rndcg": ({"gains"}, "forbidden"),
+    "nDCG": ({"rel", "dcg", "gains"}, "optional"),  # rel accepted but ignored
+    "DCG": ({"dcg", "gains"}, "optional"),
+    "RBP": ({"rel", "p", "gain"}, "optional"),
+    "RBPResid": ({"p"}, "forbidden"),
+    "ERR": ({"max_grade"}, "optional"),
     "Success": ({"rel"}, "required"),
     "F": ({"rel", "beta"}, "optional"),
     "NumRet": ({"rel"}, "forbidden"),
@@ -47,16 +69,22 @@ _MEASURES = {
     "IPrec": ({"rel"}, "required"),  # cutoff is a recall level p in [0, 1]
     "AP11": ({"rel"}, "forbidden"),
     "infAP": ({"rel"}, "forbidden"),
-    "Judged": (set(), "required"),
+    "Judged": ({"norm"}, "optional"),
+    "Hits": ({"rel"}, "optional"),
+    "SetF": ({"rel", "beta", "fbeta"}, "forbidden"),
     "SetP": ({"rel"}, "forbidden"),
     "SetR": ({"rel"}, "forbidden"),
     "NumNonrelJudgedRet": ({"rel"}, "forbidden"),
 }
 _ALIASES = {"11pt": "AP11"}
+_FLOAT_PARAMS = {
+    "p", "max_grade", "mult", "a", "b", "c", "d", "docs", "max_rel", "min_rel", "T",
+}  # fmt: skip
+_NORMS = {"AP": {"R", "min", "hits"}, "Judged": {"min", "K"}}
 _SUMMED = {"NumRet", "NumRel", "NumRelRet", "NumQ", "NumNonrelJudgedRet"}
 _GEOMETRIC = {"GMAP", "GMBpref"}
 _MEASURE_RE = re.compile(
-    r"^([A-Za-z][A-Za-z0-9]*|11pt)(?:\(([^()]*)\))?(?:@([0-9]+(?:\.[0-9]+)?))?$"
+    r"^([A-Za-z][A-Za-z0-9_]*|11pt)(?:\(([^()]*)\))?(?:@([0-9]+(?:\.[0-9]+)?))?$"
 )
 _GM_FLOOR = 1e-5  # trec_eval MIN_GEO_MEAN
 _INFAP_EPS = 1e-5  # trec_eval INFAP_EPSILON
@@ -91,13 +119,30 @@ def parse_measure(text):
                 raise ValueError(msg)
             if key == "rel":
                 params[key] = int(value)
-            elif key == "beta":
+            elif key in _FLOAT_PARAMS:
+                params[key] = float(value)
+            elif key == "normalize":
+                params[key] = value == "true"
+            elif key == "gain":
+                if value not in ("binary", "label", "scaled"):
+                    msg = f"bad gain {value!r} in {text!r}"
+                    raise ValueError(msg)
+                params[key] = value
+            elif key in ("beta", "fbeta"):
                 params[key] = float(value)
                 if not 0 <= params[key] < math.inf:
                     msg = f"beta must be finite and >= 0 in {text!r}"
                     raise ValueError(msg)
+            elif key == "dcg":
+                if value not in ("log2", "exp-log2"):
+                    msg = f"bad dcg {value!r} in {text!r}"
+                    raise ValueError(msg)
+                params[key] = value
+            elif key == "gains":  # {grade:gain;grade:gain}: ';' as the parser splits at ','
+                pairs = value.strip("{}").split(";")
+                params[key] = {int(a): float(b) for a, b in (p.split(":") for p in pairs)}
             else:  # norm
-                choices = {"R", "min", "hits"} if name == "AP" else {"R", "min"}
+                choices = _NORMS.get(name, {"R", "min"})
                 if value not in choices:
                     msg = f"bad norm {value!r} in {text!r}"
                     raise ValueError(msg)
@@ -233,7 +278,80 @@ def _infap(labels, level, num_rel):
     return total / num_rel if num_rel > 0 else 0.0
 
 
-def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
+def _gain(label, params):
+    """Gain of one label: the label (max 0), 2^label - 1 (dcg=exp-log2), or a custom value."""
+    if label is None:
+        return 0.0
+    if label in params.get("gains", {}):
+        return params["gains"][label]
+    g = max(label, 0)
+    return 2.0**g - 1.0 if params.get("dcg") == "exp-log2" else float(g)
+
+
+def _walks(name, labels, judgments, params, num_rel):
+    """trec_eval's G, ndcg_rel and Rndcg: the ranking against the ideal one, rank by rank."""
+    gains = [_gain(lab, params) for lab in labels]
+    ideal = sorted((g for g in (_gain(lab, params) for lab in judgments.values()) if g > 0),
+                   reverse=True)  # fmt: skip
+    n, top = len(gains), len(ideal)
+
+    def dcg(k):  # of ranks 1..min(k, n)
+        return _dcg(gains, min(k, n))
+
+    def idcg(k):
+        return _dcg(ideal, k)
+
+    if name == "G":
+        total = cost = found = 0.0
+        for k, g in enumerate(gains, start=1):
+            cost += max(ideal[k - 1] if k <= top else 0.0, 1.0)
+            found += g
+            if g != 0:
+                total += g / math.log2(2 + cost - found)
+        return total / sum(ideal) if ideal else 0.0
+    if name == "ndcg_rel":
+        if not top:
+            return 0.0
+        seen = [k for k, g in enumerate(gains, start=1) if g > 0]
+        total = sum(dcg(k) / idcg(min(k, top)) for k in seen)
+        total += (top - len(seen)) * dcg(n) / idcg(top)
+        return total / top if total > 0 else 0.0
+    # Rndcg: a level ends at rank b - 1 where the ideal gain changes (to 0 after rank top)
+    if num_rel == 0:
+        return 0.0
+    padded = [*ideal, 0.0]
+    ends = [b - 1 for b in range(2, top + 2) if padded[b - 1] != padded[b - 2]]
+    values = [dcg(e) / idcg(e) for e in ends]
+    if n > top + 1:  # trec_eval's implied level at the end of the retrieval
+        values.append(dcg(n) / idcg(top))
+    return sum(values) / len(values) if values else 0.0
+
+
+def _dcg(gains, k):
+    return sum(g / math.log2(i + 1) for i, g in enumerate(gains[:k], start=1))
+
+
+def _compat(ranked, docs, judgments, p, normalize):
+    """Clarke et al.'s compatibility: RBO of the ranking with the ideal one to depth
+    max(n, ideal size); ideal ties by the run's score (0 if not retrieved), then run order."""
+    place = {doc: i for i, doc in enumerate(ranked)}
+    ideal = [doc for doc, lab in judgments.items() if lab > 0]
+    ideal.sort(key=lambda doc: (-judgments[doc], -docs.get(doc, 0.0), place.get(doc, len(place))))
+    depth = max(len(ranked), len(ideal))
+
+    def rbo(a, b):
+        top = sum(p**i for i in range(depth))
+        found = sum(p**i * len(set(a[: i + 1]) & set(b[: i + 1])) / (i + 1) for i in range(depth))
+        return found / top if top else 0.0
+
+    score = rbo(ranked, ideal)
+    if normalize:
+        best = rbo(ideal, ideal)
+        return score / best if best > 0 else 0.0
+    return score
+
+
+def _query_values(ranked, judgments, parsed, relevance_level, trec_version, scores=None):
     """Compute every requested measure for one query."""
     labels = [judgments.get(doc) for doc in ranked]  # None == nonpool
     n = len(labels)
@@ -267,16 +385,122 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             first = next((k for k in range(1, k_max + 1) if rel[k - 1]), None)
             value = 0.0 if first is None else 1.0 / first
         elif name == "Rprec":
-            value = tp(num_rel) / num_rel if num_rel > 0 else 0.0
-        elif name == "nDCG":
+            c = int(params.get("mult", 1.0) * num_rel + 0.9)  # trec_eval Rprec_mult
+            value = tp(c) / c if c > 0 else 0.0
+        elif name == "SetRelP":
+            value = tp(n) / min(n, num_rel) if n and num_rel else 0.0
+        elif name == "SetAP":
+            value = tp(n) ** 2 / (n * num_rel) if n and num_rel else 0.0
+        elif name == "Utility":
+            defaults = {"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0}
+            a, b, c, d = (params.get(x, dv) for x, dv in defaults.items())
+            size = params.get("docs", 0.0)
+            h = tp(n)
+            value = a * h + b * (n - h) + c * (num_rel - h) + d * (size + h - n - num_rel)
+        elif name == "Compat":
+            value = _compat(ranked, scores or {}, judgments, params.get("p", 0.95),
+                            params.get("normalize", True))  # fmt: skip
+        elif name == "BPM":  # read ranks until the gain reaches T, at most K of them
+            lo, hi, t = params.get("min_rel", 0.0), params["max_rel"], params.get("T", 1.0)
+            k = min(cutoff, 1000)
+            got, stop = 0.0, k
+            for i in range(1, k + 1):
+                lab = labels[i - 1] if i <= n else None
+                got += 0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
+                if got >= t:
+                    stop = i
+                    break
+            value = got / stop
+        elif name == "SDCG":
+            lo, hi = params.get("min_rel", 0.0), params["max_rel"]
+            scaled = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
+                      for lab in labels]  # fmt: skip
+            value = _dcg(scaled, cutoff) / _dcg([1.0] * cutoff, cutoff)
+        elif name in ("INST", "INSQ", "NERR8", "NERR9", "NERR10", "NERR11"):
+            # C/W/L: W_i = prod_{j<i} C_j / sum_k prod_{j<k} C_j over 1000 ranks (cwl_eval)
+            lo, hi, t = params.get("min_rel", 0.0), params["max_rel"], params.get("T", 1.0)
+            gains = [0.0 if lab is None else (min(max(lab, lo), hi) - lo) / (hi - lo)
+                     for lab in labels[:1000]]  # fmt: skip
+            gains += [0.0] * (1000 - len(gains))
+            reach, weights, got = 1.0, [], 0.0
+            for i, g in enumerate(gains, start=1):
+                weights.append(reach)
+                got += g
+                if name in ("INST", "INSQ"):
+                    x = 2 * t if name == "INSQ" else 2 * t - got
+                    reach *= ((i + x - 1) / (i + x)) ** 2
+                elif name == "NERR8":  # Azzopardi et al. 2021, equations 8 to 11
+                    reach *= (1 - g) if i < cutoff else 0.0
+                elif name == "NERR9":
+                    reach *= i / (i + 1) * (1 - g) if i < cutoff else 0.0
+                elif name == "NERR10":
+                    reach *= params.get("p", 0.9) * (1 - g)
+                else:
+                    reach *= ((i + 2 * t - 1) / (i + 2 * t)) ** 2 * (1 - g)
+            value = sum(w * g for w, g in zip(weights, gains, strict=True)) / sum(weights)
+        elif name == "PairAccuracy":
+            shown = rel[: n if cutoff is None else cutoff]
+            pairs = ordered = 0
+            for i, is_rel in enumerate(shown):
+                if is_rel:
+                    for j, other in enumerate(shown):
+                        if not other:
+                            pairs += 1
+                            ordered += i < j
+            if not any(shown):
+                value = None
+            else:
+                value = ordered / pairs if pairs else 1.0
+            out[text] = value
+            continue
+        elif name in ("G", "ndcg_rel", "Rndcg"):
+            value = _walks(name, labels, judgments, params, num_rel)
+        elif name == "binG":
+            total, found = 0.0, 0
+            for k in range(1, n + 1):
+                if rel[k - 1]:
+                    found += 1
+                    total += 1 / math.log2(2 + k - found)
+            value = total / num_rel if num_rel else 0.0
+        elif name in ("nDCG", "DCG"):
             k_max = n if cutoff is None else min(cutoff, n)
-            gains = [0 if lab is None else max(lab, 0) for lab in labels]
-            dcg = sum(gains[k - 1] / math.log2(k + 1) for k in range(1, k_max + 1))
-            ideal = sorted((max(lab, 0) for lab in judgments.values()), reverse=True)
-            if cutoff is not None:
-                ideal = ideal[:cutoff]
-            idcg = sum(g / math.log2(k + 1) for k, g in enumerate(ideal, start=1))
-            value = dcg / idcg if idcg > 0 else 0.0
+            dcg = _dcg([_gain(lab, params) for lab in labels], k_max)
+            # the ideal: positive gains of every judged document, best first
+            ideal = sorted((_gain(lab, params) for lab in judgments.values()), reverse=True)
+            ideal = [g for g in ideal if g > 0]
+            idcg = _dcg(ideal, len(ideal) if cutoff is None else cutoff)
+            if name == "DCG":
+                value = dcg
+            else:
+                value = dcg / idcg if idcg > 0 else 0.0
+        elif name == "RBP":
+            p = params.get("p", 0.8)
+            gain = params.get("gain", "binary")
+            top = max([lab for lab in judgments.values()], default=0)
+            total = 0.0
+            for k, lab in enumerate(labels[: n if cutoff is None else cutoff]):
+                if gain == "binary":
+                    g = 1.0 if rel[k] else 0.0
+                elif gain == "label":
+                    g = float(lab) if rel[k] else 0.0
+                else:  # trec_eval 10: grades scaled by the query's highest when above 1
+                    g = 0.0 if lab is None or lab < 0 else lab / max(top, 1)
+                total += g * p**k
+            value = (1 - p) * total
+        elif name == "RBPResid":
+            p = params.get("p", 0.8)
+            unjudged = [k for k, lab in enumerate(labels) if lab is None or lab < 0]
+            value = p**n + (1 - p) * sum(p**k for k in unjudged) if unjudged else 0.0
+        elif name == "ERR":
+            top = params.get("max_grade", 4.0)
+            value, reach = 0.0, 1.0
+            for k, lab in enumerate(labels[: n if cutoff is None else cutoff], start=1):
+                g = 0.0 if lab is None else min(max(lab, 0), top)
+                stop = (2.0**g - 1) / 2.0**top
+                value += stop * reach / k
+                reach *= 1 - stop
+        elif name == "Hits":
+            value = tp(n if cutoff is None else cutoff)
         elif name == "Success":
             value = 1.0 if tp(cutoff) > 0 else 0.0
         elif name == "F":
@@ -304,7 +528,18 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
         elif name == "infAP":
             value = _infap(labels, level, num_rel)
         elif name == "Judged":
-            value = sum(1 for lab in labels[:cutoff] if lab is not None and lab >= 0) / cutoff
+            # ir_measures: judged share of the documents shown, min(K, n); norm=K: of K
+            shown = n if cutoff is None else min(cutoff, n)
+            found = sum(1 for lab in labels[:shown] if lab is not None and lab >= 0)
+            if params.get("norm", "min") == "K" and cutoff is not None:
+                value = found / cutoff
+            else:
+                value = found / shown if shown else 0.0
+        elif name == "SetF":
+            # weight x: trec_eval's set_F parameter (beta=), or fbeta squared
+            x = params["fbeta"] ** 2 if "fbeta" in params else params.get("beta", 1.0)
+            denom = x * num_rel + n
+            value = (1 + x) * tp(n) / denom if tp(n) else 0.0
         elif name == "SetP":
             value = tp(n) / n if n > 0 else 0.0
         elif name == "SetR":
@@ -315,6 +550,25 @@ def _query_values(ranked, judgments, parsed, relevance_level, trec_version):
             value = 1
         out[text] = float(value)
     return out
+
+
+def _expected_values(docs, judgments, parsed, relevance_level, trec_version):
+    """ties="expected" by brute force: every measure averaged over every order of the tied
+    documents (each tie group permuted independently); groups are equal scores as trec_eval
+    compares them (float32 in version 9)."""
+    as_stored = _float32 if trec_version == 9 else float
+    groups = {}
+    for doc, score in docs.items():
+        groups.setdefault(as_stored(score), []).append(doc)
+    ordered = [groups[score] for score in sorted(groups, reverse=True)]
+    totals, count = {}, 0
+    for choice in itertools.product(*(itertools.permutations(g) for g in ordered)):
+        ranked = [doc for group in choice for doc in group]
+        values = _query_values(ranked, judgments, parsed, relevance_level, trec_version)
+        for key, value in values.items():
+            totals[key] = totals.get(key, 0.0) + value
+        count += 1
+    return {key: value / count for key, value in totals.items()}
 
 
 def evaluate(
@@ -363,7 +617,7 @@ def evaluate(
     if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
         msg = f"depth must be None or an int >= 1, not {depth!r}"
         raise ValueError(msg)
-    if ties not in ("trec", "input", "optimistic", "pessimistic"):
+    if ties not in ("trec", "input", "optimistic", "pessimistic", "expected"):
         msg = f"unknown ties mode {ties!r}"
         raise ValueError(msg)
     parsed = {text: parse_measure(text) for text in measures}
@@ -373,12 +627,19 @@ def evaluate(
         docs = run.get(query) or {}
         if queries == "retrieved" and not docs:
             continue
+        if ties == "expected":
+            results[query] = _expected_values(
+                docs, judgments, parsed, relevance_level, trec_version
+            )
+            continue
         ranked = _rank(docs, judgments, ties, trec_version)
         if depth is not None:
             ranked = ranked[:depth]
         if judged_only:
             ranked = [doc for doc in ranked if judgments.get(doc, -1) >= 0]
-        results[query] = _query_values(ranked, judgments, parsed, relevance_level, trec_version)
+        results[query] = _query_values(
+            ranked, judgments, parsed, relevance_level, trec_version, docs
+        )
     return results
 
 
@@ -396,12 +657,12 @@ def summarize(per_query):
     summary = {}
     for text in rows[0]:
         name = parse_measure(text)[0]
-        values = [row[text] for row in rows]
+        values = [row[text] for row in rows if row[text] is not None]  # None: no value
         if name in _SUMMED:
             summary[text] = float(sum(values))
         elif name in _GEOMETRIC:
             logs = [math.log(max(v, _GM_FLOOR)) for v in values]
             summary[text] = math.exp(sum(logs) / len(logs))
         else:
-            summary[text] = sum(values) / len(values)
+            summary[text] = sum(values) / len(values) if values else None
     return summary

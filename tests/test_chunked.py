@@ -668,14 +668,24 @@ def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
 def test_no_measure_reads_doc_ids() -> None:
     # chunks.evaluate_chunk leaves doc ids unsorted in a ranked chunk: sound only while no measure
     # reads them (data checks do, per group and in any order)
+    from preval.errors import MeasureError
     from preval.measures import CATALOGUE, parse
     from preval.ranking import DOC, Ranking
 
+    # measures with a required parameter (ir_measures' C/W/L family: max_rel), and those that
+    # walk every judged document, which a plan with judgments in columns cannot give them
+    required = dict.fromkeys(["SDCG", "INST", "INSQ", "NERR8", "NERR9", "NERR10", "NERR11",
+                              "BPM"], "(max_rel=3)")  # fmt: skip
+    rows_only = {"G", "nDCGRel", "Rndcg", "Compat"}
     for name, definition in CATALOGUE.items():
         cutoff = {"required": "@0.5" if definition.fraction else "@3"}.get(definition.cutoff, "")
-        spec = parse(name + cutoff)
+        spec = parse(name + required.get(name, "") + cutoff)
         columns = Ranking("columns", 1, {1: "_R0"}, {None: "_i", 3: "_i3"})
         for ranking in (Ranking("rows", 1), columns):
+            if name in rows_only and ranking is columns:
+                with pytest.raises(MeasureError, match="one table"):
+                    spec.definition.build(ranking, spec)
+                continue
             assert DOC not in spec.definition.build(ranking, spec).meta.root_names(), name
 
 

@@ -148,13 +148,18 @@ def test_auc_roc_and_threshold_measures_match_scikit_learn(seed: int) -> None:
     predicted = (scores >= t).astype(int)
     got = one_row(preval.evaluate(df, [f"SetP(threshold={t})", f"SetR(threshold={t})",
                                        f"Accuracy(threshold={t})", f"Specificity(threshold={t})",
-                                       f"SetF(beta=2,threshold={t})"]))  # fmt: skip
+                                       f"SetF(fbeta=2,threshold={t})",
+                                       f"SetF(beta=4,threshold={t})"]))  # fmt: skip
     assert got[f"SetP(threshold={t})"] == pytest.approx(sk.precision_score(labels, predicted))
     assert got[f"SetR(threshold={t})"] == pytest.approx(sk.recall_score(labels, predicted))
     assert got[f"Accuracy(threshold={t})"] == pytest.approx(sk.accuracy_score(labels, predicted))
     tn = int(((predicted == 0) & (labels == 0)).sum())
     assert got[f"Specificity(threshold={t})"] == pytest.approx(tn / int((labels == 0).sum()))
-    assert got[f"SetF(beta=2,threshold={t})"] == pytest.approx(
+    assert got[f"SetF(fbeta=2,threshold={t})"] == pytest.approx(
+        sk.fbeta_score(labels, predicted, beta=2)
+    )
+    # beta= is trec_eval's set_F weight, beta squared
+    assert got[f"SetF(beta=4,threshold={t})"] == pytest.approx(
         sk.fbeta_score(labels, predicted, beta=2)
     )
 

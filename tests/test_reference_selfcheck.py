@@ -430,11 +430,16 @@ def test_judged_setp_setr_nonrel_hand():
           "SetP(rel=2)", "SetR(rel=2)", "NumNonrelJudgedRet(rel=2)", "NumRet"]  # fmt: skip
     res = ref.evaluate(NEW_RUN, NEW_QRELS, ms)["q"]
     # Top 3: n1, r1 judged; x nonpool -> 2/3.  Top 5 adds u (-1: not judged)
-    # and r2 -> 3/5.  Top 10: 5 judged of 7 retrieved, missing ranks count
-    # as not judged -> 5/10.
+    # and r2 -> 3/5.  Top 10: 5 judged of 7 retrieved -> 5/7 as ir_measures
+    # (divided by min(10, 7)); with norm=K missing ranks count as not judged
+    # -> 5/10.
     assert res["Judged@3"] == approx(2 / 3)
     assert res["Judged@5"] == approx(3 / 5)
-    assert res["Judged@10"] == approx(0.5)
+    assert res["Judged@10"] == approx(5 / 7)
+    more = ref.evaluate(NEW_RUN, NEW_QRELS, ["Judged(norm=K)@10", "Judged(norm=K)@3", "Judged"])
+    assert more["q"]["Judged(norm=K)@10"] == approx(0.5)
+    assert more["q"]["Judged(norm=K)@3"] == approx(2 / 3)
+    assert more["q"]["Judged"] == approx(5 / 7)
     assert res["SetP"] == approx(3 / 7) and res["SetR"] == approx(3 / 4)
     assert res["NumNonrelJudgedRet"] == 2.0  # n1, n2 (not x, not u)
     # Level 2: relevant r2 only (R = 1); n1, r1, n2, r3 judged below level.
@@ -516,7 +521,7 @@ def test_new_measures_zero_cases_and_summary():
 @pytest.mark.parametrize(
     "bad",
     ["IPrec", "IPrec@1.5", "IPrec@2", "IPrec@-0.1", "IPrec@.5", "P@0.5", "AP@1.0",
-     "Judged", "Judged(rel=2)@5", "Bpref@5", "GMBpref@5", "AP11@3", "11pt@3", "SetP@3",
+     "Judged(norm=R)@5", "Judged(rel=2)@5", "Bpref@5", "GMBpref@5", "AP11@3", "11pt@3", "SetP@3",
      "SetR@3", "infAP@10", "NumNonrelJudgedRet@5", "iprec@0.1", "bpref", "11pts"],
 )  # fmt: skip
 def test_parser_rejects_new(bad):

@@ -13,12 +13,18 @@ difference of row numbers (`Ranking.first_hit`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
+from .errors import MeasureError
+
 Ties = Literal["trec", "input", "optimistic", "pessimistic"]
 TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
+# expected values over all orderings of tied documents (McSherry & Najork 2008): sorted like
+# "input", and measures read `Ranking.tie_groups`. Not in TIES until evaluate passes the tie
+# rule to its Ranking (`Ranking.ties`), so that no plan computes input-order values under it.
+EXPECTED = "expected"
 
 # Internal column names: the user's columns are renamed to these on the way in and back on
 # the way out, so no user column name can collide with them.
@@ -31,6 +37,44 @@ RUN = "_run"  # number of a run of rows with equal group keys
 # row number in the ranked frame, whose groups are runs of rows in ranking order
 POSITION = "_pos"
 REL_FLAG = "_rel"  # + a number: `judged_rel` at one level, once per row (`Ranking.flagged`)
+
+# Gain rules of DCG-style measures: LINEAR max(label, 0) (trec_eval, ranx ndcg), EXP
+# 2^max(label, 0) - 1 (Burges et al.; ranx ndcg_burges, gdeval), or a tuple of (grade, gain)
+# pairs overriding single grades (trec_eval ``ndcg.1=3.5,2=9.0``; other grades keep LINEAR).
+LINEAR, EXP = "linear", "exp"
+GainRule = str | tuple[tuple[float, float], ...]
+
+
+def gain_of(label: pl.Expr, rule: GainRule = LINEAR) -> pl.Expr:
+    """The gain of each row's label under `rule`; unjudged (null) rows gain 0.
+
+    Custom gains apply to the grades listed (negative gains too, as trec_eval allows);
+    other grades, and negative labels (pooled, not assessed), keep max(label, 0).
+    """
+    linear = label.clip(lower_bound=0).fill_null(0.0)
+    if rule == LINEAR:
+        return linear
+    if rule == EXP:
+        return pl.lit(2.0).pow(linear) - 1.0
+    out = linear
+    for grade, gain in rule:  # type: ignore[union-attr]  # a tuple of pairs here
+        out = pl.when(label == grade).then(pl.lit(gain, dtype=pl.Float64)).otherwise(out)
+    return out.fill_null(0.0)
+
+
+def ideal_key(k: int | None, rule: GainRule = LINEAR) -> Any:
+    """The key of a per-query ideal DCG in `Ranking.ideal_cutoffs`: the cutoff itself for the
+    linear gain (the keys `evaluate` builds for nDCG), (rule, cutoff) for other gains."""
+    return k if rule == LINEAR else (rule, k)
+
+
+def ideal_column(key: Any) -> str:
+    """A column name for the ideal DCG of `key` (`ideal_key`), unique per key."""
+    if not isinstance(key, tuple):
+        return f"_idcg{key if key is not None else ''}"
+    rule, k = key
+    tag = rule if isinstance(rule, str) else "g" + "_".join(f"{a!r}:{b!r}" for a, b in rule)
+    return f"_idcg_{tag}_{k if k is not None else ''}"
 
 
 def sort_keys(
@@ -58,6 +102,11 @@ def sort_keys(
         return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, True, False]
     if ties == "pessimistic":
         return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, False, False]
+    if ties == EXPECTED:
+        # any order within a tie: the measures average over all of them (`Ranking.tie_groups`);
+        # ties are equal scores as trec_eval compares them (32-bit floats before version 10)
+        precision = pl.Float32 if trec_version < 10 else pl.Float64
+        return [score.cast(precision), pl.col(ROW)], [True, False]
     msg = f"unknown ties rule {ties!r}: expected one of {', '.join(TIES)}"
     raise ValueError(msg)
 
@@ -209,6 +258,9 @@ class Ranking:
     total_negatives: int | str | None = None
     # relevance level -> a column of the frame holding `judged_rel` at that level (`flagged`)
     rel_flags: dict[float, str] = field(default_factory=dict)
+    # the tie rule of the sort; EXPECTED makes the measures that have a closed form average
+    # over every order of tied documents
+    ties: str = "trec"
 
     def flagged(self, levels: set[float]) -> tuple[list[pl.Expr], Ranking]:
         """Columns that hold `judged_rel` at each of `levels`, computed once per row before the
@@ -374,27 +426,108 @@ class Ranking:
         return pl.col(nonrel_column(self.levels[level])).first().fill_null(0)
 
     @staticmethod
-    def judged_gain() -> pl.Expr:
-        """max(label, 0) for judged documents, 0 for unjudged ones."""
-        return pl.col(LABEL).clip(lower_bound=0).fill_null(0.0)
+    def judged_gain(rule: GainRule = LINEAR) -> pl.Expr:
+        """The gain of each row (`gain_of`): max(label, 0) by default, unjudged 0."""
+        return gain_of(pl.col(LABEL), rule)
 
-    def dcg(self, k: int | None) -> pl.Expr:
+    def dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
         """Σ_{rank <= k} gain / log2(rank + 1) over ranked documents."""
         discount = (self.rank + 1).cast(pl.Float64).log(2)
         # an unranked row may have rank 0: select before dividing, so no 0/0 appears
-        contrib = pl.when(self.retrieved).then(self.judged_gain() / discount).otherwise(0.0)
+        contrib = pl.when(self.retrieved).then(self.judged_gain(rule) / discount).otherwise(0.0)
         return self.top(contrib, k).sum()
 
-    def ideal_dcg(self, k: int | None) -> pl.Expr:
-        """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut)."""
-        if self.stats == "columns":
-            return pl.col(self.ideal_cutoffs[k]).first().fill_null(0.0)
-        return self.ideal_dcg_of_rows(k)
+    def ideal_dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
+        """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut).
 
-    def ideal_dcg_of_rows(self, k: int | None) -> pl.Expr:
-        ideal = self.judged_gain().sort(descending=True)
+        With judgments from columns (separate qrels, the top-K plan) the value is a per-query
+        column the plan computed from the judged rows (`ideal_dcg_of_rows`, keyed by
+        `ideal_key`); a key the plan did not compute is an error that says so.
+        """
+        key = ideal_key(k, rule)
+        if self.stats == "columns":
+            if key not in self.ideal_cutoffs:
+                msg = (
+                    f"this plan has no ideal DCG for gain {rule!r} at cutoff {k}: a gain other "
+                    "than the linear one needs its ideal computed from the judgments (evaluate "
+                    "builds ideal columns for measures.ideal_keys); with separate qrels, join "
+                    "them into one table for now"
+                )
+                raise MeasureError(msg)
+            return pl.col(self.ideal_cutoffs[key]).first().fill_null(0.0)
+        return self.ideal_dcg_of_rows(key)
+
+    def ideal_gains(self, rule: GainRule, measure: str) -> pl.Expr:
+        """The query's positive judged gains, best first, one per row position (0 after the
+        last): the ideal ranking rank by rank. Only from the group's own rows (one joined
+        table or no qrels): a plan with separate qrels carries no such sequence."""
+        if self.stats == "columns":
+            msg = (
+                f"{measure} walks the ideal ranking rank by rank, which this plan does not carry "
+                "with separate qrels (or in the top-K plan): join the qrels into one table"
+            )
+            raise MeasureError(msg)
+        if self.depth is not None or self.judged_only:
+            msg = f"{measure} does not combine with depth or judged_only"
+            raise MeasureError(msg)
+        return self.judged_gain(rule).clip(lower_bound=0.0).sort(descending=True)
+
+    def ideal_dcg_of_rows(self, key: Any) -> pl.Expr:
+        """The ideal DCG of `key` (a cutoff, or (rule, cutoff): `ideal_key`) from the group's
+        judged rows: gains sorted descending; only positive gains count (trec_eval stops the
+        ideal at the first gain <= 0, so custom negative gains lower DCG, never IDCG)."""
+        rule, k = key if isinstance(key, tuple) else (LINEAR, key)
+        gain = self.judged_gain(rule)
+        if isinstance(rule, tuple):  # only custom gains can be negative
+            gain = gain.clip(lower_bound=0.0)
+        ideal = gain.sort(descending=True)
         contrib = ideal / (self.position + 1).cast(pl.Float64).log(2)
         return (contrib if k is None else contrib.head(k)).sum()
+
+    @property
+    def expected(self) -> bool:
+        return self.ties == EXPECTED
+
+    def tie_score(self) -> pl.Expr:
+        """The score as ties are decided: a 32-bit float before trec_eval 10, else the double."""
+        return pl.col(SCORE).cast(pl.Float32 if self.trec_version < 10 else pl.Float64)
+
+    def tie_groups(self, value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+        """Per ranked row, for the run of tied scores (the tie group) it belongs to:
+        (before, size, inside, offset): `value` summed over the ranked rows above the group,
+        the group's size m, `value` summed over the group, and the row's 1-based place in it.
+
+        Rows come sorted by score, so a group is a run of equal scores; running sums filled
+        forward from each group's first row and backward from its last give the totals
+        without a window (not available inside ``group_by().agg``).
+        """
+        if self.depth is not None or self.judged_only:
+            msg = "ties='expected' does not combine with depth or judged_only"
+            raise MeasureError(msg)
+        score = self.tie_score()
+        ranked = self.retrieved
+        first = (score.ne_missing(score.shift(1)) | ~ranked.shift(1, fill_value=False)).fill_null(
+            True
+        )
+        last = first.shift(-1, fill_value=True)
+        v = pl.when(ranked).then(value).otherwise(0).cast(pl.Float64)
+        running = v.cum_sum()
+        rank = self.rank.cast(pl.Float64)
+        start = pl.when(first).then(rank - 1.0).forward_fill()  # ranks above the group
+        end = pl.when(last).then(rank).backward_fill()
+        before = pl.when(first).then(running - v).forward_fill()
+        upto = pl.when(last).then(running).backward_fill()
+        return before, end - start, upto - before, rank - start
+
+    def expected_rel(self, level: float) -> pl.Expr:
+        """P(relevant at this rank) over the orders of its tie group: the group's share of
+        relevant documents (0 on unranked rows)."""
+        _, size, inside, _ = self.tie_groups(self.rel(level))
+        return pl.when(self.retrieved).then(inside / size).otherwise(0.0)
+
+    def expected_hits(self, level: float, k: int | pl.Expr | None) -> pl.Expr:
+        """E[tp(k)]: by linearity, the sum of `expected_rel` over the top k ranks."""
+        return self.top(self.expected_rel(level), k).sum()
 
     safe_div = staticmethod(_safe_div)
     divide = staticmethod(divide)
