@@ -177,12 +177,6 @@ def test_ranx_dcg_and_exponential_gain() -> None:
     check_ranx({k: RANX_LATER[k] for k in ("dcg@5", "dcg_burges@5")})  # no ideal: any plan
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=preval.MeasureError,
-    reason="evaluate.py builds ideal-DCG columns for the linear gain only; it must build one per "
-    "measures.ideal_keys(spec) (see docs/readme-measures.md, 'Needed in evaluate.py')",
-)
 def test_exponential_ndcg_with_separate_qrels() -> None:
     check_ranx({k: RANX_LATER[k] for k in GAIN_FORMS})
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import preval
 from tests import reference
+from tests.profiles import examples
 from tests.test_properties import QUERY_SETS, TIE_RULES, cases, frames, joined, run_dict
 
 # measures that read per-query totals from the qrels only through R (work with separate qrels)
@@ -93,7 +94,9 @@ def compare(got, want, measures) -> None:
                 assert row[column] == pytest.approx(value, abs=1e-9), (row, m)
 
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS

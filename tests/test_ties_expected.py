@@ -20,6 +20,7 @@ import preval
 from preval.measures import build, parse
 from preval.ranking import DOC, LABEL, POSITION, QUERY, RETRIEVED, ROW, SCORE, Ranking, sort_keys
 from tests import reference
+from tests.profiles import examples
 from tests.test_properties import joined
 
 MEASURES = [
@@ -69,7 +70,7 @@ def tied_cases(draw):
     return run_rows, qrels
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=tied_cases(), version=st.sampled_from([9, 10]))
 def test_closed_forms_equal_the_mean_over_all_orders(case, version) -> None:
     run_rows, qrels = case
@@ -124,11 +125,6 @@ def test_tie_at_cutoff_flags_a_straddling_tie() -> None:
     assert got.row(0) == ("q", 0.0, 1.0, 0.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evaluate must accept ties='expected' and pass ties= to its Ranking "
-    "(docs/readme-measures.md, 'Needed in evaluate.py')",
-)
 def test_evaluate_takes_ties_expected() -> None:
     run_rows = [("q", d, 1.0) for d in "abcd"]
     table = joined(run_rows, {"q": {"a": 1, "b": 0, "c": 1, "d": 0}})

@@ -21,7 +21,7 @@ from .errors import PrevalError
 from .evaluate import Evaluation, build_plan
 from .measures import catalogue_rows, markdown_table
 from .options import DUPLICATES, QUERIES
-from .ranking import TIES
+from .ranking import EXPECTED, TIES
 from .summary import summarize
 
 DEFAULT_MEASURES = ("AP", "RR", "Rprec", "P@10", "nDCG@10", "NumRet", "NumRel", "NumRelRet")
@@ -102,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--ties",
-        choices=TIES,
+        choices=(*TIES, EXPECTED),
         default=None,
         help="order of equal scores (default: trec with a doc column, else input)",
     )

@@ -26,7 +26,7 @@ import polars as pl
 from . import io, validate
 from .conventions import get_convention
 from .errors import InputError, MissingColumnError
-from .measures import Spec, parse_all
+from .measures import Spec, ideal_keys, parse_all
 from .measures import build as build_measure
 from .options import Columns, Hints, Semantics
 from .ranking import (
@@ -45,6 +45,7 @@ from .ranking import (
     TOTAL_POS,
     Ranking,
     count,
+    ideal_column,
     in_order,
     nonrel_column,
     packed_sort_keys,
@@ -396,8 +397,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
 
     levels = sorted({s.level(relevance_level) for s in specs} | {relevance_level})
     level_cols = {lv: f"_R{i}" for i, lv in enumerate(levels)}
-    cutoffs = {s.cutoff for s in specs if s.definition.name == "nDCG"}
-    ideal_cols = {k: f"_idcg{k if k is not None else ''}" for k in cutoffs}
+    ideal_cols = {k: ideal_column(k) for s in specs for k in ideal_keys(s)}
 
     source_columns = [*by_cols, query, *([doc] if has_doc else []), score,
                       *([label] if qrels is None else []), *count_columns.values()]  # fmt: skip
@@ -422,7 +422,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
 
     options = {
         "depth": depth, "judged_only": judged_only, "trec_version": trec_version,
-        "convention": conv.name,
+        "convention": conv.name, "ties": ties,
         "total_positives": COUNT_COLUMN if TOTAL_POS in count_columns else num_positives,
         "total_negatives": COUNT_COLUMN if TOTAL_NEG in count_columns else num_negatives,
     }  # fmt: skip

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from . import validate
 from .conventions import get_convention
 from .errors import InputError
-from .ranking import TIES
+from .ranking import EXPECTED, TIES
 
 if TYPE_CHECKING:
     import polars as pl
@@ -86,7 +86,7 @@ class Semantics:
         _check_choice("queries", self.queries, QUERIES)
         _check_choice("duplicates", self.duplicates, DUPLICATES)
         if self.ties is not None:
-            _check_choice("ties", self.ties, TIES)
+            _check_choice("ties", self.ties, (*TIES, EXPECTED))
         get_convention(self.convention)
 
 
