@@ -1,7 +1,7 @@
 """Independent plain-Python reference implementation of IR evaluation measures.
 
 This module deliberately shares no code with ``preval`` (it neither imports
-nor copies anything from ``src/preval``): it is written directly from the
+nor copies anything from ``preval/``): it is written directly from the
 measure definitions, following trec_eval 9.x semantics, so that tests can use
 it as an independent oracle.  Only the standard library is used, and clarity
 is preferred over speed.  ``evaluate(..., trec_version=10)`` switches to the

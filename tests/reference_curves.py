@@ -8,7 +8,7 @@
   ``IncludeInf`` options; not ``Stable``, ``NormalizePrior`` or plotting).
 
 This module shares no code with ``preval``: it neither imports nor copies
-anything from ``src/preval``.  It was written from the Java and MATLAB sources
+anything from ``preval/``.  It was written from the Java and MATLAB sources
 only, uses the standard library only, and favours faithfulness (same control
 flow, same floating-point operation order, same quirks) over speed or
 "correctness".  Known quirks that are reproduced on purpose are listed in the

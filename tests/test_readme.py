@@ -40,7 +40,7 @@ def run_command(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     argv = shlex.split(parts[0])
     if argv[0] == "preval":
         argv = [sys.executable, "-m", "preval", *argv[1:]]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 
@@ -87,7 +87,7 @@ def test_readme_measure_table_is_generated_from_the_registry() -> None:
 def test_api_reference_is_generated_from_the_docstrings() -> None:
     check = subprocess.run(
         [sys.executable, str(ROOT / "docs" / "make_api.py"), "--check"],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=120,
         check=False,
     )
