@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/spark_run.py DATA.parquet --master local[2] [--num-buckets B]
-        [--check PER_QUERY_DIR] [--measures AP RR Rprec P@5 P@10]
+    python benchmarks/spark_run.py DATA.parquet --master local[2]|spark://HOST:7077|sc://HOST
+        [--num-buckets B] [--check PER_QUERY_DIR] [--measures AP RR Rprec P@5 P@10]
 
 Prints one JSON line: rows, buckets, wall time of evaluate + summarize + collect (the Spark
 session is started before the clock), the summary rows, and the driver's peak memory: this
@@ -50,6 +50,7 @@ def main() -> None:
     parser.add_argument("--num-buckets", type=int, default=None)
     parser.add_argument("--measures", nargs="+", default=MEASURES)
     parser.add_argument("--executor-memory", default="2g")
+    parser.add_argument("--driver-memory", default="1g")
     parser.add_argument("--shuffle-partitions", default="8")
     parser.add_argument("--check", type=Path, default=None)
     args = parser.parse_args()
@@ -62,17 +63,20 @@ def main() -> None:
     import preval
     import preval.spark as pspark
 
-    spark = (
-        SparkSession.builder.master(args.master)
-        .appName("preval-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.executor.memory", args.executor_memory)
-        .config("spark.sql.shuffle.partitions", args.shuffle_partitions)
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    if args.master.startswith("sc://"):  # Spark Connect: the session's config is the server's
+        spark = SparkSession.builder.remote(args.master).getOrCreate()
+    else:
+        spark = (
+            SparkSession.builder.master(args.master)
+            .appName("preval-bench")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.memory", args.driver_memory)
+            .config("spark.executor.memory", args.executor_memory)
+            .config("spark.sql.shuffle.partitions", args.shuffle_partitions)
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
     sdf = spark.read.parquet(str(args.data.resolve()))
 
     start = time.perf_counter()

@@ -137,6 +137,18 @@ def test_system_without_rows_in_a_bucket_still_gets_placeholders(spark) -> None:
     assert got["NumRel"].to_list() == [1.0, 1.0, 1.0, 1.0] * 2
 
 
+def test_judged_queries_in_buckets_without_run_rows(spark) -> None:
+    # no by: q2 and q3 are judged but not in the run; with 32 buckets some bucket holds
+    # judgments and no run row (cogroup gives an empty run table there)
+    run = pl.DataFrame({"query": ["q1", "q1"], "doc": ["a", "b"], "score": [1.0, 2.0]})
+    qrels = pl.DataFrame({"query": ["q1", "q2", "q3"], "doc": ["a", "a", "c"], "label": [1, 1, 0]})
+    for queries, expected in (("judged", ["q1", "q2", "q3"]), ("retrieved", ["q1"])):
+        got = assert_equal_local(spark, run, ["AP", "NumRel"], qrels=qrels, queries=queries,
+                                 keys=["query"], num_buckets=32)  # fmt: skip
+        assert got["query"].to_list() == expected
+        assert got["AP"].to_list()[:1] == [0.5]  # b (unjudged) then a (relevant)
+
+
 def test_by_column_in_qrels_is_a_query_property(spark) -> None:
     segment = pl.col("query").str.slice(1).cast(pl.Int64).mod(2).cast(pl.String)
     run = RUN.filter(pl.col("system") == "bm25").with_columns(segment.alias("segment"))

@@ -180,8 +180,8 @@ def summarize(
     The same table as `preval.summarize`: ``NumQ`` (the number of queries), then every
     measure column: rates averaged over queries (nulls ignored), counts (``NumRet``,
     ``NumRel``, ``NumRelRet``) summed, ``GMAP`` / ``GMBpref`` as exp(mean(log(max(x, 1e-5)))).
-    Spark adds the terms of a mean in an order of its own, so the last digits may differ
-    from `preval.summarize`'s, which adds them in query order (differences ~1e-16 relative).
+    Spark adds the terms of a mean in an order of its own (it changes with the partitioning),
+    so the last digits may differ from `preval.summarize`'s, which adds them in query order.
 
     Parameters
     ----------
