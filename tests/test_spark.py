@@ -198,6 +198,29 @@ def test_hand_checked_small_case_and_default_buckets(spark) -> None:
     assert got.rows() == [("q1", (1 + 2 / 3) / 3, 0.5, 3.0), ("q2", 0.0, 0.0, 0.0)]
 
 
+def test_column_names_with_dots_and_at_signs(spark) -> None:
+    # Spark reads "a.b" as a struct field unless quoted; the result keeps the user's names
+    run = RUN.rename({"system": "run.system", "query": "q.id"})
+    qrels = QRELS.rename({"query": "q.id"})
+    got = assert_equal_local(spark, run, ["AP", "P@10"], qrels=qrels, by="run.system",
+                             query="q.id", keys=["run.system", "q.id"], num_buckets=3)  # fmt: skip
+    per_query = pspark.evaluate(to_spark(spark, run), ["AP", "P@10"], qrels=to_spark(spark, qrels),
+                                by="run.system", query="q.id", num_buckets=3)  # fmt: skip
+    summary = pspark.summarize(per_query, query="q.id")
+    assert summary.columns == ["run.system", "NumQ", "AP", "P@10"] and got.height == 900
+
+
+def test_empty_input_gives_an_empty_table_and_a_zero_summary(spark) -> None:
+    empty = to_spark(spark, JOINED.head(0))
+    per_query = pspark.evaluate(empty, ["AP", "NumRet"], by="system")
+    assert per_query.columns == ["system", "query", "AP", "NumRet"]
+    assert per_query.count() == 0
+    overall = pspark.summarize(per_query, by=[]).collect()
+    want = preval.summarize(preval.evaluate(JOINED.head(0), ["AP", "NumRet"], by="system"),
+                            by=[]).collect()  # fmt: skip
+    assert [tuple(r) for r in overall] == want.rows() == [(0.0, None, 0.0)]
+
+
 def test_bad_input_raises_the_local_engines_errors(spark) -> None:
     sdf = to_spark(spark, JOINED)
     with pytest.raises(preval.MissingColumnError, match="score column 'points'"):

@@ -125,14 +125,19 @@ judged_only, trec_version, convention, num_positives, num_negatives, include_inf
     run_cols = _present(
         sdf, [*by_cols, query, doc, score, *counts, label if qrels is None else None]
     )
-    sdf = sdf.select(*run_cols)
+    # Inside Spark the columns go by plain internal names (pyspark's cogroup looks columns up
+    # by name, and a dot in a name reads as a struct field); the kernel gives the user's back.
+    qrels_cols = [] if qrels is None else _present(qrels, [*by_cols, query, doc, label])
+    names = {f"_c{i}": c for i, c in enumerate(dict.fromkeys([*run_cols, *qrels_cols]))}
+    internal = {c: n for n, c in names.items()}
+    sdf = sdf.select(*[F.col(_quote(c)).alias(internal[c]) for c in run_cols])
     if qrels is not None:
-        qrels = qrels.select(*_present(qrels, [*by_cols, query, doc, label]))
+        qrels = qrels.select(*[F.col(_quote(c)).alias(internal[c]) for c in qrels_cols])
 
     # The kernel on empty frames of the inputs' schemas, on the driver: bad columns, dtypes,
     # measures and options raise here, and its output schema is the Spark result's.
-    empty_run = _empty(sdf)
-    empty_qrels = None if qrels is None else _empty(qrels)
+    empty_run = _empty(sdf).rename(names, strict=False)
+    empty_qrels = None if qrels is None else _empty(qrels).rename(names, strict=False)
     probe = local_evaluate(empty_run, measures, qrels=empty_qrels, **options).collect()
     out_schema = _spark_schema(probe.schema)
     arrow_schema = _arrow_schema(out_schema)
@@ -144,24 +149,25 @@ judged_only, trec_version, convention, num_positives, num_negatives, include_inf
         raise InputError(msg)
 
     if qrels is None:
-        kernel = _Kernel(measures, options, arrow_schema)
+        kernel = _Kernel(measures, options, arrow_schema, names)
 
         def evaluate_bucket(run: pa.Table) -> pa.Table:
             return kernel(run)
 
-        bucket = _bucket(F.col(query), num_buckets)
+        bucket = _bucket(F.col(internal[query]), num_buckets)
         return sdf.groupBy(bucket.alias(_BUCKET)).applyInArrow(evaluate_bucket, out_schema)
 
     # ids that are integers on one side and strings on the other are joined as strings by the
     # local engine; they must also hash alike, so both sides hash their string form
-    as_string = dict(sdf.dtypes)[query] != dict(qrels.dtypes)[query]
-    run_key = F.col(query).cast("string") if as_string else F.col(query)
-    qrels_key = F.col(query).cast("string") if as_string else F.col(query)
+    as_string = dict(sdf.dtypes)[internal[query]] != dict(qrels.dtypes)[internal[query]]
+    key = F.col(internal[query])
+    run_key = qrels_key = key.cast("string") if as_string else key
     systems = None
-    system_cols = [b for b in by_cols if b not in qrels.columns]
+    system_cols = [b for b in by_cols if b not in qrels_cols]
     if system_cols and queries == "judged":
-        systems = _collect(sdf.select(*system_cols).distinct())
-    kernel = _Kernel(measures, options, arrow_schema, systems)
+        found = sdf.select(*[internal[c] for c in system_cols]).distinct()
+        systems = _collect(found).rename(names, strict=False)
+    kernel = _Kernel(measures, options, arrow_schema, names, systems)
 
     def evaluate_bucket_with_qrels(run: pa.Table, judgments: pa.Table) -> pa.Table:
         return kernel(run, judgments)
@@ -230,7 +236,8 @@ def summarize(
         aggs.append(agg.cast("double").alias(name))
     if not keys:
         return per_query.agg(*aggs)
-    return per_query.groupBy(*keys).agg(*aggs).orderBy(*keys)
+    key_cols = [F.col(_quote(k)) for k in keys]
+    return per_query.groupBy(*key_cols).agg(*aggs).orderBy(*key_cols)
 
 
 def default_buckets(sdf: DataFrame) -> int:
@@ -262,11 +269,12 @@ class _Kernel:
     measures: list[str]
     options: dict[str, Any]
     schema: pa.Schema
+    names: dict[str, str]  # internal column name -> the user's
     systems: pl.DataFrame | None = None  # with qrels: every system of the whole run
 
     def __call__(self, run: pa.Table, qrels: pa.Table | None = None) -> pa.Table:
-        frame = _frame(run)
-        judgments = None if qrels is None else _frame(qrels)
+        frame = _frame(run).rename(self.names, strict=False)
+        judgments = None if qrels is None else _frame(qrels).rename(self.names, strict=False)
         if self.systems is not None and judgments is not None and judgments.height:
             frame = _with_every_system(frame, judgments, self.systems, self.options)
         out = local_evaluate(frame, self.measures, qrels=judgments, **self.options).collect()
