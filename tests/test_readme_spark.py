@@ -61,6 +61,8 @@ def test_python_blocks_run_and_print_what_is_shown(
     code, shown = PYTHON[index]
     exec(compile(code, f"docs/readme-spark.md python block {index}", "exec"), {})
     printed = capsys.readouterr().out
+    # what a block writes lands in its own directory, never in the repository
+    assert not [p for p in ROOT.iterdir() if p.name.endswith(".parquet")]
     if shown is None:
         assert printed.strip()
     else:
