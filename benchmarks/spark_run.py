@@ -53,6 +53,12 @@ def main() -> None:
     parser.add_argument("--driver-memory", default="1g")
     parser.add_argument("--shuffle-partitions", default="8")
     parser.add_argument("--check", type=Path, default=None)
+    parser.add_argument(
+        "--split-qrels",
+        action="store_true",
+        help="evaluate the table as a run (query, doc, score) and qrels (query, doc, label) "
+        "joined inside Spark",
+    )
     args = parser.parse_args()
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -81,13 +87,17 @@ def main() -> None:
 
     start = time.perf_counter()
     buckets = args.num_buckets or pspark.default_buckets(sdf)
-    per_query = pspark.evaluate(sdf, args.measures, num_buckets=buckets)
+    qrels = None
+    if args.split_qrels:
+        sdf, qrels = sdf.select("query", "doc", "score"), sdf.select("query", "doc", "label")
+    per_query = pspark.evaluate(sdf, args.measures, qrels=qrels, num_buckets=buckets)
     summary = pl.from_arrow(pspark.summarize(per_query).toArrow())
     wall = time.perf_counter() - start
     assert isinstance(summary, pl.DataFrame)
     result = {
         "data": str(args.data),
         "master": args.master,
+        "qrels": args.split_qrels,
         "buckets": buckets,
         "wall_s": round(wall, 2),
         "summary": summary.row(0, named=True),
@@ -97,7 +107,15 @@ def main() -> None:
     if args.check is not None:
         per_query.write.mode("overwrite").parquet(str(args.check))
         got = pl.read_parquet(args.check / "*.parquet").sort("query")
-        want = preval.evaluate(args.data, args.measures).collect()
+        table = pl.scan_parquet(args.data)
+        if args.split_qrels:
+            run, judgments = (
+                table.select("query", "doc", "score"),
+                table.select("query", "doc", "label"),
+            )
+            want = preval.evaluate(run, args.measures, qrels=judgments).collect()
+        else:
+            want = preval.evaluate(table, args.measures).collect()
         same_rows = got.equals(want)
         local_summary = preval.summarize(want).collect()
         close = all(
