@@ -22,6 +22,7 @@ from .evaluate import Evaluation, audit, evaluate, to_long
 from .evaluate import build_plan as plan
 from .io import scan_qrels, scan_run
 from .measures import CATALOGUE, parse
+from .sqlgen import sql
 from .summary import summarize
 
 __version__ = "0.1.0"
@@ -47,6 +48,7 @@ __all__ = [
     "plan",
     "scan_qrels",
     "scan_run",
+    "sql",
     "summarize",
     "to_long",
 ]

@@ -1,0 +1,103 @@
+"""preval.sql (issue 22): the window-function SQL gives `preval.evaluate`'s values on DuckDB
+and on Spark SQL, for every measure it covers, with a joined table or a run and qrels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import preval
+from tests.spark_session import spark_session
+
+duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed (the test extra has it)")
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+JOINED = pl.read_parquet(FIXTURES / "example.parquet")
+RUN = pl.read_csv(FIXTURES / "example_run.csv", schema_overrides={"query": pl.String})
+QRELS = pl.read_csv(FIXTURES / "example_qrels.csv", schema_overrides={"query": pl.String})
+MEASURES = [
+    "AP", "AP@10", "GMAP", "RR", "RR@10", "Rprec", "P@10", "P(rel=2)@10", "R@10", "R(rel=2)@20",
+    "nDCG", "nDCG@10", "Success@5", "NumRet", "NumRel", "NumRelRet", "NumQ",
+]  # fmt: skip
+# (data, qrels, keyword arguments) of each case
+CASES = {
+    "joined-by-system": (JOINED, None, {"by": "system"}),
+    "joined-retrieved": (JOINED, None, {"by": "system", "queries": "retrieved"}),
+    "joined-level-2-trec10": (JOINED, None, {"by": "system", "relevance_level": 2,
+                                             "trec_version": 10}),
+    "qrels-by-system": (RUN, QRELS, {"by": "system"}),
+    "qrels-retrieved": (RUN, QRELS, {"by": "system", "queries": "retrieved"}),
+    "qrels-one-system": (RUN.filter(pl.col("system") == "dense").drop("system"), QRELS, {}),
+}  # fmt: skip
+
+
+def assert_close(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    """Same rows and keys; measures equal up to the order of a sum's terms."""
+    assert got.columns == want.columns
+    assert got.height == want.height > 0
+    measures = preval.summary.measure_columns(want.schema)
+    for name in want.columns:
+        if name in measures:
+            diff = (got[name].cast(pl.Float64) - want[name]).abs().max()
+            assert diff is not None and diff <= 1e-12, (name, diff)
+        else:
+            assert got[name].cast(pl.String).to_list() == want[name].cast(pl.String).to_list()
+
+
+def local(data, qrels, kw) -> pl.DataFrame:
+    return preval.evaluate(data, MEASURES, qrels=qrels, **kw).collect()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_duckdb_equals_local_engine(case) -> None:
+    data, qrels, kw = CASES[case]
+    con = duckdb.connect()
+    con.register("results", data.to_arrow())
+    if qrels is not None:
+        con.register("judgments", qrels.to_arrow())
+    text = preval.sql(MEASURES, table="results", qrels=None if qrels is None else "judgments",
+                      dialect="duckdb", **kw)  # fmt: skip
+    assert_close(con.sql(text).pl(), local(data, qrels, kw))
+
+
+@pytest.fixture(scope="module")
+def spark():
+    return spark_session()
+
+
+@pytest.mark.parametrize("case", ["joined-by-system", "qrels-by-system", "qrels-retrieved"])
+def test_spark_sql_equals_local_engine(spark, case) -> None:
+    data, qrels, kw = CASES[case]
+    spark.createDataFrame(data.to_arrow()).createOrReplaceTempView("results")
+    if qrels is not None:
+        spark.createDataFrame(qrels.to_arrow()).createOrReplaceTempView("judgments")
+    text = preval.sql(MEASURES, table="results", qrels=None if qrels is None else "judgments",
+                      dialect="spark", **kw)  # fmt: skip
+    got = pl.from_arrow(spark.sql(text).toArrow())
+    assert isinstance(got, pl.DataFrame)
+    assert_close(got, local(data, qrels, kw))
+
+
+def test_hand_checked_ties_and_integer_doc_ids() -> None:
+    # q1: all scores tie. trec_eval breaks ties by doc id descending as strings: "9" > "10" >
+    # "1", so the ranking is 9 (rel), 10, 1 (rel): AP = (1 + 2/3) / 2, RR = 1, P@1 = 1.
+    table = pl.DataFrame({"query": ["q1"] * 3, "doc": [1, 9, 10], "score": [0.5] * 3,
+                          "label": [1, 1, 0]})  # fmt: skip
+    text = preval.sql(["AP", "RR", "P@2"], table="t")
+    con = duckdb.connect()
+    con.register("t", table.to_arrow())
+    got = con.sql(text).pl()
+    want = preval.evaluate(table, ["AP", "RR", "P@2"]).collect()
+    assert got.rows() == want.rows() == [("q1", (1 + 2 / 3) / 2, 1.0, 0.5)]
+
+
+def test_measures_outside_sql_are_refused() -> None:
+    with pytest.raises(preval.MeasureError, match="not available in SQL"):
+        preval.sql(["AP", "Bpref"], table="t")
+    with pytest.raises(preval.MeasureError, match="norm="):
+        preval.sql(["AP(norm=min)@10"], table="t")
+    with pytest.raises(preval.InputError, match="dialect"):
+        preval.sql(["AP"], table="t", dialect="oracle")
