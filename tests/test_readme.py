@@ -15,7 +15,10 @@ from preval.measures import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, flags=re.S)
+# the Spark section's blocks need a Spark session: tests/test_readme_spark.py runs them
+SPARK = re.search(r"\n## Spark\n.*?(?=\n## )", README, flags=re.S)
+assert SPARK, "the README has a Spark section"
+BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README.replace(SPARK.group(0), ""), flags=re.S)
 PYTHON = [code for lang, code in BLOCKS if lang == "python"]
 COMMANDS = [
     line[2:].strip()

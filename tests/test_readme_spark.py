@@ -1,6 +1,5 @@
-"""The README's Spark section (docs/readme-spark.md until it is merged) tells the truth: its
-Python blocks run on a local Spark session, and the output shown after a block is what it
-prints."""
+"""The README's Spark section tells the truth: its Python blocks run on a local Spark session,
+and the output shown after a block is what it prints."""
 
 from __future__ import annotations
 
@@ -12,7 +11,8 @@ import pytest
 from tests.spark_session import spark_session
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = (ROOT / "docs" / "readme-spark.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOC = re.search(r"\n## Spark\n.*?(?=\n## )", README, flags=re.S).group(0)
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", DOC, flags=re.S)
 # each Python block with the text block right after it, if any: its printed output
 PYTHON = [
@@ -21,11 +21,11 @@ PYTHON = [
     if lang == "python"
 ]
 COMMANDS = [
-    line[2:].strip()
+    line.strip()
     for lang, code in BLOCKS
-    if lang == "console"
+    if lang == "sh"
     for line in code.splitlines()
-    if line.startswith("$ ")
+    if line.startswith("pip install")
 ]
 
 
@@ -59,7 +59,7 @@ def test_python_blocks_run_and_print_what_is_shown(
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
     monkeypatch.chdir(tmp_path)
     code, shown = PYTHON[index]
-    exec(compile(code, f"docs/readme-spark.md python block {index}", "exec"), {})
+    exec(compile(code, f"README.md Spark python block {index}", "exec"), {})
     printed = capsys.readouterr().out
     # what a block writes lands in its own directory, never in the repository
     assert not [p for p in ROOT.iterdir() if p.name.endswith(".parquet")]
