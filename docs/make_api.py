@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import preval
-import preval.spark  # noqa: F401  (an optional module: imported for its reference)
+import preval.spark  # an optional module, imported for its reference
 
 PAGE = Path(__file__).resolve().parent / "api.md"
 # the public surface, in the order a user meets it
