@@ -335,9 +335,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"preval: error: {exc}", file=sys.stderr)
         return 2
     except (pl.exceptions.PolarsError, OSError) as exc:
-        # Unreadable files and malformed CSV surface here: still bad input, not a crash.
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"preval: error: {type(exc).__name__}: {first}", file=sys.stderr)
+        # Unreadable files and malformed CSV surface here mid-run: still bad input, not a
+        # crash, and said with the file's name and line, not the reader's class names
+        inputs = [getattr(args, n, None) for n in ("input", "qrels")]
+        explained = io.explain(exc, [*inputs, *getattr(args, "runs", [])])
+        if explained is not None:
+            print(f"preval: error: {explained}", file=sys.stderr)
+            return 2
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable input"
+        print(f"preval: error: {first}", file=sys.stderr)
         return 2
 
 
@@ -436,6 +442,13 @@ def _trec(args: argparse.Namespace) -> int:
             plan = _collect(plan, args, [args.qrels, *args.runs], progress)  # one pass
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
+        # a run file has no null score: a document not retrieved is a line not written
+        exc.args = (
+            str(exc).replace(
+                "use null for a document that was not retrieved",
+                "remove the line, or give the document a number",
+            ),
+        )
         if system in names:
             exc.args = (f"{exc} (run file {files[names.index(system)]})",)
         raise
