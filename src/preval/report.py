@@ -12,7 +12,7 @@ import polars as pl
 from .errors import InputError
 from .summary import measure_columns
 
-FORMATS = ("table", "csv", "json", "parquet")
+FORMATS = ("table", "csv", "json")  # printed on stdout; Parquet goes to --summary x.parquet
 _SUFFIXES = {
     ".parquet": "parquet",
     ".pq": "parquet",
@@ -177,18 +177,30 @@ class Outputs:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(fd)
         self._staged.append((tmp, path))
-        if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
-            _sink(data, tmp, fmt)
-        else:
-            df = data.collect() if isinstance(data, pl.LazyFrame) else data
-            if fmt == "parquet":
-                df.write_parquet(tmp)
+        try:
+            if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
+                _sink(data, tmp, fmt)
             else:
-                Path(tmp).write_text(render(df, fmt), encoding="utf-8")
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it private; a new file is not
+                df = data.collect() if isinstance(data, pl.LazyFrame) else data
+                if fmt == "parquet":
+                    df.write_parquet(tmp)
+                else:
+                    Path(tmp).write_text(render(df, fmt), encoding="utf-8")
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            # the user gave `path`: the hidden temporary file beside it is no name to show
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
+            text = text.replace(str(Path(tmp).resolve()), str(path)).replace(tmp, str(path))
+            reason = getattr(exc, "strerror", None) or text
+            msg = (
+                f"cannot write {path}: {reason} (nothing was written; free space or choose "
+                "another path)"
+            )
+            raise InputError(msg) from exc
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp made it private; a new file is not
 
 
-def _umask() -> int:
+def umask() -> int:
+    """The process umask (read by setting it and setting it back)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
