@@ -378,3 +378,24 @@ def test_a_fractional_qrels_label_is_not_an_integer(capsys, tmp_path: Path) -> N
     rc, err = run(capsys, "trec", qrels, run_txt)
     one_line_error(rc, err, "qrels.txt", "line 2", "'0.5' is not an integer")
     assert "not a number" not in err
+
+
+# --- counts are integers in every output, as in the text table -------------------------------
+
+
+def test_counts_are_integers_in_csv_json_and_parquet(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    measures = ["-m", "AP", "-m", "NumRet", "-m", "NumRel", "-m", "NumRelRet"]
+    per_query, summary = tmp_path / "pq.csv", tmp_path / "s.parquet"
+    rc = main(["evaluate", str(data), *measures, "--per-query", str(per_query),
+               "--summary", str(summary), "--format", "csv", "-q"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert out.splitlines() == ["NumQ,AP,NumRet,NumRel,NumRelRet", "2,1.0,4,2,2"]
+    assert per_query.read_text().splitlines()[1] == "q1,1.0,2,1,1"
+    counts = ["NumQ", "NumRet", "NumRel", "NumRelRet"]
+    assert {pl.read_parquet(summary).schema[c] for c in counts} == {pl.Int64}
+    rc = main(["evaluate", str(data), *measures, "--format", "json", "-q"])
+    out, _ = capsys.readouterr()
+    assert '"NumRet":4,' in out and '"AP":1.0' in out

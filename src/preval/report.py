@@ -124,8 +124,24 @@ def _cell(value: object, integer: bool, decimals: int) -> str:
     return str(value)
 
 
+def counts_as_integers(data: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+    """`data` with its count columns (``NumQ`` and the measures summed in a summary: NumRet,
+    NumRel, NumRelRet ...) as Int64, as the text table shows them.
+
+    The planner computes every measure as Float64; a count written to CSV or JSON as ``12.0``
+    reads as a rate. Per-query and summary outputs both pass here, so they agree. Other
+    columns (a long table's mixed ``value`` column) are left as they are.
+    """
+    schema = data.collect_schema() if isinstance(data, pl.LazyFrame) else data.schema
+    specs = measure_columns(schema)
+    names = {n for n, s in specs.items() if s.summary == "sum"} | {"NumQ"}
+    counts = [n for n in schema.names() if n in names and schema[n].is_float()]
+    return data.with_columns(pl.col(counts).cast(pl.Int64)) if counts else data
+
+
 def render(df: pl.DataFrame, fmt: str) -> str:
-    """`df` as text in one of FORMATS (parquet is not text)."""
+    """`df` as text in one of FORMATS (parquet is not text); counts as integers."""
+    df = counts_as_integers(df)
     if fmt == "table":
         return table(df) + "\n"
     if fmt == "csv":
@@ -177,6 +193,7 @@ class Outputs:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(fd)
         self._staged.append((tmp, path))
+        data = counts_as_integers(data)
         try:
             if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
                 _sink(data, tmp, fmt)
