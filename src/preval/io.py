@@ -260,7 +260,7 @@ def _not_a_number(content: str, fields: tuple[str, ...], numeric: dict[str, None
         except ValueError:
             return f"field {name} {values.get(name)!r} is not a number"
         if name == "label":
-            return f"field rel {values[name]!r} is not an integer (trec_eval reads integers)"
+            return f"field label {values[name]!r} is not an integer (trec_eval reads integers)"
     return "a numeric field is not a number"
 
 
