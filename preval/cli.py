@@ -132,7 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--summary", metavar="PATH", help="write the summary to a file")
     ev.add_argument(
         "--format",
-        choices=report.FORMATS,
+        type=_stdout_format,
+        metavar="{" + ",".join(report.FORMATS) + "}",
         default="table",
         help="format of the summary printed on stdout (default: table)",
     )
@@ -335,9 +336,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"preval: error: {exc}", file=sys.stderr)
         return 2
     except (pl.exceptions.PolarsError, OSError) as exc:
-        # Unreadable files and malformed CSV surface here: still bad input, not a crash.
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"preval: error: {type(exc).__name__}: {first}", file=sys.stderr)
+        # Unreadable files and malformed CSV surface here mid-run: still bad input, not a
+        # crash, and said with the file's name and line, not the reader's class names
+        inputs = [getattr(args, n, None) for n in ("input", "qrels")]
+        explained = io.explain(exc, [*inputs, *getattr(args, "runs", [])])
+        if explained is not None:
+            print(f"preval: error: {explained}", file=sys.stderr)
+            return 2
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable input"
+        print(f"preval: error: {first}", file=sys.stderr)
         return 2
 
 
@@ -355,11 +362,11 @@ def _measures(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     if args.format == "parquet":
-        print(
-            "preval: error: --format parquet cannot go to stdout; use --summary out.parquet",
-            file=sys.stderr,
+        msg = (
+            "--format parquet: Parquet is binary and is not printed on stdout; write it to a "
+            "file with --summary summary.parquet"
         )
-        return 2
+        raise PrevalError(msg)
     report.check_targets(
         {"--per-query": args.per_query, "--summary": args.summary}, [args.input, args.qrels]
     )
@@ -436,6 +443,13 @@ def _trec(args: argparse.Namespace) -> int:
             plan = _collect(plan, args, [args.qrels, *args.runs], progress)  # one pass
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
+        # a run file has no null score: a document not retrieved is a line not written
+        exc.args = (
+            str(exc).replace(
+                "use null for a document that was not retrieved",
+                "remove the line, or give the document a number",
+            ),
+        )
         if system in names:
             exc.args = (f"{exc} (run file {files[names.index(system)]})",)
         raise
@@ -473,20 +487,15 @@ def _plot(args: argparse.Namespace) -> int:
     from .plot import plot  # matplotlib is imported only for this command
 
     report.check_distinct({"-o": args.output}, [args.input])
-    path = plot(
-        args.input,
-        args.kind,
-        args.output,
-        by=args.by,
-        query=args.query,
-        doc=args.doc,
-        score=args.score,
-        label=args.label,
-        convention=args.convention,
-        interpolate=args.interpolate,
-        relevance_level=args.relevance_level,
-        title=args.title,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        path = plot(args.input, args.kind, args.output, by=args.by, query=args.query,
+                    doc=args.doc, score=args.score, label=args.label,
+                    convention=args.convention, interpolate=args.interpolate,
+                    relevance_level=args.relevance_level, title=args.title)  # fmt: skip
+    for warning in caught:  # ours only: polars' own warnings are not the user's business
+        if str(warning.message).startswith("nothing to plot"):
+            print(f"preval: warning: {warning.message}", file=sys.stderr)
     print(path)  # the picture's path on stdout, for a pipeline's next step
     return 0
 
@@ -510,6 +519,17 @@ def _collect(plan: Evaluation, args: argparse.Namespace, paths: Sequence[str | N
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "M": 2**20, "MB": 2**20, "G": 2**30,
           "GB": 2**30, "T": 2**40, "TB": 2**40}  # fmt: skip
+
+
+def _stdout_format(text: str) -> str:
+    """A format the summary can be printed in, for argparse. Parquet is binary: it goes to a
+    file (`--summary x.parquet`), and asking for it on stdout says so."""
+    if text == "parquet":  # refused in _evaluate, in the one-line form of every error
+        return text
+    if text not in report.FORMATS:
+        msg = f"invalid choice: {text!r} (choose from {', '.join(report.FORMATS)})"
+        raise argparse.ArgumentTypeError(msg)
+    return text
 
 
 def _bytes(text: str) -> int:

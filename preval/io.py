@@ -43,10 +43,22 @@ def scan(
         msg = f"{what}: file not found: {path}"
         raise InputError(msg)
     suffix = path.suffix.lower()
+    if path.is_dir():
+        msg = f"{what} {path}: is a directory, not a file (give the path of a {suffix} file)"
+        raise InputError(msg)
     if suffix in _PARQUET:
+        _check_parquet(path, what)
         return pl.scan_parquet(path)
     if suffix in _CSV:
         separator = _CSV[suffix]
+        if path.stat().st_size == 0:
+            # no header names the columns, so the file cannot say what it holds; a header
+            # line alone is the empty input (an empty result and a warning)
+            msg = (
+                f"{what} {path}: file is empty (no header) (rule: a CSV starts with a header "
+                "naming its columns; write the header line for an input with no rows)"
+            )
+            raise InputError(msg)
         with path.open("rb") as fh:
             # utf-8-sig: a byte-order mark must not stick to the first column's name
             header = fh.readline().decode("utf-8-sig", "replace").rstrip("\r\n").split(separator)
@@ -60,6 +72,91 @@ def scan(
     known = ", ".join(sorted([*_PARQUET, *_CSV]))
     msg = f"{what}: cannot tell the format of {path} from its suffix {suffix!r} (known: {known})"
     raise InputError(msg)
+
+
+def _check_parquet(path: Path, what: str) -> None:
+    """Raise if `path` is not a Parquet file whose footer can be read.
+
+    Reading the footer costs one small read, and a file cut short or not Parquet at all fails
+    here, by its name, rather than mid-evaluation with the reader's words.
+    """
+    try:
+        pl.read_parquet_schema(path)
+    except Exception as exc:  # the reader's error types are not ours to show
+        msg = (
+            f"{what} {path}: not a readable Parquet file ({_reason(exc)}); check that it was "
+            "written completely, or write it again"
+        )
+        raise InputError(msg) from exc
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of a dependency's error message, without its class name or hints."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
+    return text.rstrip(".")
+
+
+def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError | None:
+    """Translate a reader's error that surfaced while a plan ran into an `InputError` that
+    names the input file, the line (CSV) where known, the rule and what to do.
+
+    Reading is lazy, so a bad byte or a long row deep in a CSV is found by Polars mid-run with
+    no file name; only then is the file re-read here, in Python, to find the line.
+    """
+    text = str(exc)
+    for source in sources:
+        if source is None or not isinstance(source, (str, Path)):
+            continue
+        path = Path(source)
+        suffix = path.suffix.lower()
+        if not path.is_file():
+            continue
+        if suffix in _CSV and "utf-8" in text.lower():
+            lineno = _first_bad_utf8_line(path)
+            if lineno is not None:
+                msg = (
+                    f"input {path}, line {lineno}: not valid UTF-8 text (rule: CSV input is "
+                    "UTF-8; convert the file, e.g. iconv -f latin1 -t utf-8)"
+                )
+                return InputError(msg)
+        if suffix in _CSV and "more fields" in text:
+            found = _first_long_line(path, _CSV[suffix])
+            if found is not None:
+                lineno, fields, n, line = found
+                msg = (
+                    f"input {path}, line {lineno}: expected {fields} fields as in the header, "
+                    f"found {n}: {line!r} (rule: every row has the header's columns; quote "
+                    "fields that contain the separator, or fix the row)"
+                )
+                return InputError(msg)
+        if suffix in _PARQUET and "parquet" in text.lower():
+            msg = (
+                f"input {path}: not a readable Parquet file ({_reason(exc)}); check that it "
+                "was written completely, or write it again"
+            )
+            return InputError(msg)
+    return None
+
+
+def _first_bad_utf8_line(path: Path) -> int | None:
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return lineno
+    return None
+
+
+def _first_long_line(path: Path, separator: str) -> tuple[int, int, int, str] | None:
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        rows = csv.reader(fh, delimiter=separator)
+        header = next(rows, [])
+        for row in rows:
+            if len(row) > len(header):
+                line = separator.join(row)
+                return rows.line_num, len(header), len(row), line
+    return None
 
 
 def _check_last_line(path: Path, separator: str, fields: int, what: str) -> None:
@@ -154,7 +251,27 @@ def _trec_lines(
     ).drop(names[-1])
 
 
-def _line_checker(path: Path, fields: tuple[str, ...], what: str, *, extra_ok: bool):
+def _not_a_number(content: str, fields: tuple[str, ...], numeric: dict[str, None]) -> str:
+    """The rule a line's numeric field breaks: a score is a number, a relevance an integer."""
+    values = dict(zip(fields, content.split(), strict=False))
+    for name in numeric:
+        try:
+            float(values.get(name, ""))
+        except ValueError:
+            return f"field {name} {values.get(name)!r} is not a number"
+        if name == "label":
+            return f"field label {values[name]!r} is not an integer (trec_eval reads integers)"
+    return "a numeric field is not a number"
+
+
+def _line_checker(
+    path: Path,
+    fields: tuple[str, ...],
+    what: str,
+    *,
+    extra_ok: bool,
+    numeric_fields: tuple[str, ...] = (),
+):
     """A map_batches function: raise on the first malformed line, naming file, line, content."""
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
@@ -166,7 +283,7 @@ def _line_checker(path: Path, fields: tuple[str, ...], what: str, *, extra_ok: b
             rule = (
                 f"expected {len(fields)} fields ({' '.join(fields)}), found {n_fields}"
                 if n_fields < len(fields) or (n_fields > len(fields) and not extra_ok)
-                else "a numeric field is not a number"
+                else _not_a_number(content, fields, dict.fromkeys(numeric_fields))
             )
             msg = (
                 f"{what} {path}, line {lineno}: {rule}: {content!r} "
@@ -224,7 +341,7 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
         lf = _trec_lines(path, RUN_FIELDS, {"score": pl.Float64}, extra_ok=True)
         schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
         lf = lf.map_batches(
-            _line_checker(path, RUN_FIELDS, "run", extra_ok=True),
+            _line_checker(path, RUN_FIELDS, "run", extra_ok=True, numeric_fields=("score",)),
             schema={**schema_of(lf, drop=(_NO, _BAD))},
             streamable=True,
         )
@@ -241,7 +358,7 @@ def scan_qrels(path: str | Path) -> pl.LazyFrame:
     path = Path(path)
     lf = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64}, extra_ok=False)
     lf = lf.map_batches(
-        _line_checker(path, QRELS_FIELDS, "qrels", extra_ok=False),
+        _line_checker(path, QRELS_FIELDS, "qrels", extra_ok=False, numeric_fields=("label",)),
         schema=schema_of(lf, drop=(_NO, _BAD)),
         streamable=True,
     )

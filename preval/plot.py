@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from . import io
 from .curves import curve
 from .errors import InputError
 from .evaluate import evaluate
+from .report import umask
 from .summary import summarize
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -85,6 +87,8 @@ def plot(
     ax.grid(alpha=0.3)
     if lines:
         ax.legend(loc="lower left" if kind == "pr" else "lower right")
+    if not lines:
+        warnings.warn(f"nothing to plot: no rows in {data}", UserWarning, stacklevel=2)
     _save(fig, path)
     plt.close(fig)
     return path
@@ -96,7 +100,11 @@ def _pooled(data, kind, keys, interpolate, level, options):
     Doc ids repeat across the pooled queries, so the pooled ranking does not use them: tied
     scores keep the input order, in the curve and in its area alike.
     """
-    table = io.scan(data, what="input").with_columns(pl.lit("all").alias(POOLED))
+    # the columns evaluate() reads as ids and numbers are read so here too: a header-only CSV
+    # is an empty input (no curve), as in `preval evaluate`, not a dtype error
+    table = io.scan(data, id_columns=(*keys, options["doc"]),
+                    numeric_columns=(options["score"], options["label"]),
+                    what="input").with_columns(pl.lit("all").alias(POOLED))  # fmt: skip
     options = {**options, "doc": NO_DOC}
     points = curve(table, kind, query=None, by=keys, interpolate=interpolate,
                    relevance_level=level, score=options["score"], label=options["label"],
@@ -107,6 +115,8 @@ def _pooled(data, kind, keys, interpolate, level, options):
     areas = evaluate(table, [area], query=POOLED, by=keys or None, relevance_level=level,
                      **options).collect()  # fmt: skip
     x, y = ("recall", "precision") if kind == "pr" else ("fpr", "tpr")
+    if areas.height == 0:  # no rows: nothing to draw (the caller warns)
+        return []
     lines = []
     for group in _groups(areas, keys):
         mine = points.filter(_match(keys, group)) if keys else points
@@ -126,6 +136,8 @@ def _mean_interpolated(data, keys, query, level, options):
     names = [c for c in means.columns if c.startswith("IPrec@")]
     lines = []
     for row in means.iter_rows(named=True):
+        if row["AP"] is None:  # no query in the group (an empty input): no curve
+            continue
         name = " ".join(str(row[k]) for k in keys) or "all"
         lines.append((f"{name} (MAP {row['AP']:.3f})", LEVELS, [row[c] for c in names]))
     return lines
@@ -145,6 +157,7 @@ def _save(fig, path: Path) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), bbox_inches="tight")
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp made it private; other outputs are not
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -12,7 +12,7 @@ import polars as pl
 from .errors import InputError
 from .summary import measure_columns
 
-FORMATS = ("table", "csv", "json", "parquet")
+FORMATS = ("table", "csv", "json")  # printed on stdout; Parquet goes to --summary x.parquet
 _SUFFIXES = {
     ".parquet": "parquet",
     ".pq": "parquet",
@@ -124,8 +124,24 @@ def _cell(value: object, integer: bool, decimals: int) -> str:
     return str(value)
 
 
+def counts_as_integers(data: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+    """`data` with its count columns (``NumQ`` and the measures summed in a summary: NumRet,
+    NumRel, NumRelRet ...) as Int64, as the text table shows them.
+
+    The planner computes every measure as Float64; a count written to CSV or JSON as ``12.0``
+    reads as a rate. Per-query and summary outputs both pass here, so they agree. Other
+    columns (a long table's mixed ``value`` column) are left as they are.
+    """
+    schema = data.collect_schema() if isinstance(data, pl.LazyFrame) else data.schema
+    specs = measure_columns(schema)
+    names = {n for n, s in specs.items() if s.summary == "sum"} | {"NumQ"}
+    counts = [n for n in schema.names() if n in names and schema[n].is_float()]
+    return data.with_columns(pl.col(counts).cast(pl.Int64)) if counts else data
+
+
 def render(df: pl.DataFrame, fmt: str) -> str:
-    """`df` as text in one of FORMATS (parquet is not text)."""
+    """`df` as text in one of FORMATS (parquet is not text); counts as integers."""
+    df = counts_as_integers(df)
     if fmt == "table":
         return table(df) + "\n"
     if fmt == "csv":
@@ -177,18 +193,31 @@ class Outputs:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(fd)
         self._staged.append((tmp, path))
-        if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
-            _sink(data, tmp, fmt)
-        else:
-            df = data.collect() if isinstance(data, pl.LazyFrame) else data
-            if fmt == "parquet":
-                df.write_parquet(tmp)
+        data = counts_as_integers(data)
+        try:
+            if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
+                _sink(data, tmp, fmt)
             else:
-                Path(tmp).write_text(render(df, fmt), encoding="utf-8")
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it private; a new file is not
+                df = data.collect() if isinstance(data, pl.LazyFrame) else data
+                if fmt == "parquet":
+                    df.write_parquet(tmp)
+                else:
+                    Path(tmp).write_text(render(df, fmt), encoding="utf-8")
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            # the user gave `path`: the hidden temporary file beside it is no name to show
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
+            text = text.replace(str(Path(tmp).resolve()), str(path)).replace(tmp, str(path))
+            reason = getattr(exc, "strerror", None) or text
+            msg = (
+                f"cannot write {path}: {reason} (nothing was written; free space or choose "
+                "another path)"
+            )
+            raise InputError(msg) from exc
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp made it private; a new file is not
 
 
-def _umask() -> int:
+def umask() -> int:
+    """The process umask (read by setting it and setting it back)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask

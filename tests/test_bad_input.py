@@ -224,3 +224,180 @@ def test_a_signal_leaves_no_spill_and_no_output(
     assert err.strip() == f"preval: {word}; no output written"
     assert list(spill.iterdir()) == []
     assert list(out.iterdir()) == []
+
+
+# --- unreadable files: the file's name, the line, what to do; never the reader's words ------
+
+LEAKS = ("ComputeError", "PlRefPath", "ArrowInvalid", "Error:", ".tmp")
+
+
+def no_leak(err: str) -> None:
+    for word in LEAKS:
+        assert word not in err, (word, err)
+
+
+def test_a_csv_that_is_not_utf8_names_the_line(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "latin1.csv"
+    data.write_bytes(JOINED.replace("d3", "d\xe93").encode("latin-1"))
+    out = tmp_path / "pq.csv"
+    rc, err = run(capsys, "evaluate", data, "--per-query", out)
+    one_line_error(rc, err, "latin1.csv", "line 4", "not valid UTF-8", "iconv")
+    no_leak(err)
+    assert not out.exists()
+
+
+def test_a_csv_row_with_extra_fields_names_the_line(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "long.csv"
+    data.write_text(JOINED.replace("q1,d2,0.8,0", "q1,d2,0.8,0,x"))
+    out = tmp_path / "pq.csv"
+    rc, err = run(capsys, "evaluate", data, "--per-query", out)
+    one_line_error(rc, err, "long.csv", "line 3", "expected 4 fields", "found 5", "q1,d2,0.8,0,x")
+    no_leak(err)
+    assert not out.exists()
+
+
+def test_a_directory_given_as_input_is_refused(capsys, tmp_path: Path) -> None:
+    (tmp_path / "x.parquet").mkdir()
+    out = tmp_path / "pq.csv"
+    rc, err = run(capsys, "evaluate", tmp_path / "x.parquet", "--per-query", out)
+    one_line_error(rc, err, "x.parquet", "is a directory")
+    no_leak(err)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("size", [0, 300, -100])
+def test_a_corrupt_parquet_file_is_named(capsys, tmp_path: Path, size: int) -> None:
+    data = tmp_path / "broken.parquet"
+    whole = PARQUET.read_bytes()
+    data.write_bytes(whole[:size] if size >= 0 else whole[:size] + whole[-8:])
+    out = tmp_path / "pq.csv"
+    rc, err = run(capsys, "evaluate", data, "--per-query", out)
+    one_line_error(rc, err, "broken.parquet", "not a readable Parquet file", "write it again")
+    no_leak(err)
+    assert not out.exists()
+
+
+# --- empty inputs ---------------------------------------------------------------------------
+
+
+def test_a_zero_byte_csv_has_no_header(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "nothing.csv"
+    data.touch()
+    out = tmp_path / "pq.csv"
+    rc, err = run(capsys, "evaluate", data, "--per-query", out)
+    one_line_error(rc, err, "nothing.csv", "file is empty (no header)", "header line")
+    assert not out.exists()
+    with pytest.raises(preval.InputError, match="no header"):
+        preval.evaluate(data, ["AP"])
+
+
+def test_a_header_only_csv_is_an_empty_input(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "header.csv"
+    data.write_text("query,doc,score,label\n")
+    rc, err = run(capsys, "evaluate", data, "--summary", tmp_path / "s.csv")
+    assert rc == 0, err
+    assert "warning: no query was evaluated" in err
+    assert pl.read_csv(tmp_path / "s.csv")["NumQ"].to_list() == [0]
+
+
+@pytest.mark.parametrize("query", [[], ["--query", "query"]])
+def test_plot_of_a_header_only_csv_is_an_empty_plot(
+    capsys, tmp_path: Path, query: list[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    data = tmp_path / "header.csv"
+    data.write_text("query,doc,score,label\n")
+    out = tmp_path / "pr.png"
+    rc = main(["plot", "pr", str(data), "-o", str(out), *query])
+    _, err = capsys.readouterr()
+    assert rc == 0, err
+    assert err.strip() == f"preval: warning: nothing to plot: no rows in {data}"
+    assert out.stat().st_size > 0
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+
+def test_format_parquet_is_not_offered_on_stdout(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    out, _ = capsys.readouterr()
+    assert "{table,csv,json}" in out
+    assert "parquet}" not in out
+    rc, err = run(capsys, "evaluate", data, "--format", "parquet")
+    one_line_error(rc, err, "--format parquet", "--summary summary.parquet")
+
+
+def test_a_failed_write_names_the_users_path(capsys, tmp_path: Path, monkeypatch) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    out = tmp_path / "pq.csv"
+
+    def failing_sink(lf: pl.LazyFrame, path: str, fmt: str) -> None:
+        msg = f"failed to create file: {path}: No space left on device (os error 28)"
+        raise pl.exceptions.ComputeError(msg)
+
+    monkeypatch.setattr(preval.report, "_sink", failing_sink)
+    rc, err = run(capsys, "evaluate", data, "--per-query", out)
+    one_line_error(rc, err, f"cannot write {out}", "No space left on device")
+    no_leak(err)
+    assert leftovers(tmp_path, {"in.csv"}) == []
+
+
+def test_a_plot_has_the_permissions_of_other_outputs(capsys, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    previous = os.umask(0o022)
+    try:
+        rc, err = run(capsys, "plot", "pr", PARQUET, "--by", "system", "-o", tmp_path / "pr.png")
+        assert rc == 0, err
+        summary = tmp_path / "s.csv"
+        rc, err = run(capsys, "evaluate", PARQUET, "--by", "system", "--summary", summary, "-q")
+        assert rc == 0, err
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "pr.png").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "s.csv").stat().st_mode & 0o777 == 0o644
+
+
+# --- TREC files -------------------------------------------------------------------------------
+
+
+def test_a_nan_score_in_a_run_file_says_remove_the_line(capsys, tmp_path: Path) -> None:
+    qrels, run_txt = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("1 0 d1 1\n")
+    run_txt.write_text("1 Q0 d1 1 nan tag\n")
+    rc, err = run(capsys, "trec", qrels, run_txt)
+    one_line_error(rc, err, "'score' is NaN", "remove the line", "run.txt")
+    assert "use null" not in err
+
+
+def test_a_fractional_qrels_label_is_not_an_integer(capsys, tmp_path: Path) -> None:
+    qrels, run_txt = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0.5\n")
+    run_txt.write_text("1 Q0 d1 1 0.9 tag\n")
+    rc, err = run(capsys, "trec", qrels, run_txt)
+    one_line_error(rc, err, "qrels.txt", "line 2", "'0.5' is not an integer")
+    assert "not a number" not in err
+
+
+# --- counts are integers in every output, as in the text table -------------------------------
+
+
+def test_counts_are_integers_in_csv_json_and_parquet(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    measures = ["-m", "AP", "-m", "NumRet", "-m", "NumRel", "-m", "NumRelRet"]
+    per_query, summary = tmp_path / "pq.csv", tmp_path / "s.parquet"
+    rc = main(["evaluate", str(data), *measures, "--per-query", str(per_query),
+               "--summary", str(summary), "--format", "csv", "-q"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert out.splitlines() == ["NumQ,AP,NumRet,NumRel,NumRelRet", "2,1.0,4,2,2"]
+    assert per_query.read_text().splitlines()[1] == "q1,1.0,2,1,1"
+    counts = ["NumQ", "NumRet", "NumRel", "NumRelRet"]
+    assert {pl.read_parquet(summary).schema[c] for c in counts} == {pl.Int64}
+    rc = main(["evaluate", str(data), *measures, "--format", "json", "-q"])
+    out, _ = capsys.readouterr()
+    assert '"NumRet":4,' in out and '"AP":1.0' in out

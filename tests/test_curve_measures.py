@@ -253,7 +253,7 @@ def test_cli_warns_when_an_auc_is_undefined(tmp_path: Path, capsys) -> None:
     assert main(["evaluate", str(path), "-m", "AUC-ROC", "--format", "csv"]) == 0
     out, err = capsys.readouterr()
     assert "AUC-ROC is undefined (null) for 1 queries" in err
-    assert out.splitlines()[1] == "2.0,1.0"  # NumQ counts both; the mean skips the null
+    assert out.splitlines()[1] == "2,1.0"  # NumQ (an integer) counts both; the mean skips null
 
 
 def test_per_query_count_columns() -> None:
