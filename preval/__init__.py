@@ -6,6 +6,7 @@
 """
 
 from . import _allocator  # noqa: F401  (first: it must run before Polars loads)
+from .compare import compare
 from .conventions import CONVENTIONS
 from .curves import curve
 from .engines import NotGroupedError, collect
@@ -42,6 +43,7 @@ __all__ = [
     "__version__",
     "audit",
     "collect",
+    "compare",
     "curve",
     "evaluate",
     "parse",

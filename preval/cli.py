@@ -16,6 +16,8 @@ from pathlib import Path
 import polars as pl
 
 from . import __version__, engines, io, report, trec
+from .compare import add_parser as add_compare_parser
+from .compare import run as run_compare
 from .conventions import CONVENTIONS
 from .errors import PrevalError
 from .evaluate import Evaluation, build_plan
@@ -291,6 +293,8 @@ def _parser() -> argparse.ArgumentParser:
     pl_.add_argument("-l", "--relevance-level", type=float, default=1, metavar="N")
     pl_.add_argument("--title", default=None)
 
+    add_compare_parser(sub)
+
     ms = sub.add_parser("measures", help="list the measure catalogue")
     ms.add_argument("--format", choices=("table", "markdown"), default="table")
     return parser
@@ -329,6 +333,8 @@ def _run(args: argparse.Namespace) -> int:
             return _measures(args)
         if args.command == "trec":
             return _trec(args)
+        if args.command == "compare":
+            return run_compare(args)
         if args.command == "plot":
             return _plot(args)
         return _evaluate(args)

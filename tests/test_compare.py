@@ -1,0 +1,183 @@
+"""preval.compare: paired tests equal scipy's, randomization equals exact enumeration within
+Monte-Carlo error, bootstrap intervals cover at their nominal rate, corrections equal a
+hand-checked example, and the pairing of queries is exact."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import shlex
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+import preval
+from preval.cli import main
+from preval.compare import corrected_p, randomization_p
+
+
+def per_query(values: dict[str, list[float | None]]) -> pl.DataFrame:
+    """A per-query table: one system per key, query i holding values[system][i] (None:
+    the system has no row for that query)."""
+    rows = [
+        {"system": s, "query": f"q{i:03d}", "AP": v}
+        for s, vs in values.items()
+        for i, v in enumerate(vs)
+        if v is not None
+    ]
+    return pl.DataFrame(rows, schema={"system": pl.String, "query": pl.String, "AP": pl.Float64})
+
+
+def random_systems(n: int, seed: int) -> dict[str, list[float]]:
+    rng = np.random.default_rng(seed)
+    base = rng.random(n)
+    return {
+        "a": base.tolist(),
+        "b": np.clip(base + rng.normal(0.05, 0.1, n), 0, 1).tolist(),
+        "c": np.clip(base + rng.normal(0.0, 0.2, n), 0, 1).tolist(),
+    }
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_t_and_wilcoxon_equal_scipy(seed: int) -> None:
+    values = random_systems(40, seed)
+    for test, reference in (
+        ("t", lambda x, y: stats.ttest_rel(x, y).pvalue),
+        ("wilcoxon", lambda x, y: stats.wilcoxon(x - y, zero_method="wilcox").pvalue),
+    ):
+        got = preval.compare(per_query(values), baseline="a", test=test, correction="none")
+        for row in got.iter_rows(named=True):
+            x, y = np.array(values[row["system"]]), np.array(values["a"])
+            assert row["p_value"] == pytest.approx(reference(x, y), abs=1e-12, rel=1e-12)
+            assert row["p_corrected"] == row["p_value"]
+            d = x - y
+            assert row["delta"] == pytest.approx(d.mean(), abs=1e-15)
+            assert row["effect_size"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+            half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size)
+            assert row["ci_low"] == pytest.approx(d.mean() - half, rel=1e-12)
+            assert (row["wins"], row["ties"], row["losses"]) == (
+                int((d > 0).sum()),
+                int((d == 0).sum()),
+                int((d < 0).sum()),
+            )
+
+
+def exact_randomization(d: np.ndarray) -> float:
+    """The share of all 2^n sign assignments whose |mean| reaches the observed |mean|."""
+    observed = abs(d.mean())
+    hits = sum(
+        abs((np.array(signs) * d).mean()) >= observed - 1e-12
+        for signs in itertools.product((1, -1), repeat=d.size)
+    )
+    return hits / 2**d.size
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_randomization_is_exact_enumeration_within_monte_carlo_error(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 13))
+    d = np.round(rng.normal(0.05, 0.2, n), 3)
+    exact = exact_randomization(d)
+    resamples = 20_000
+    got = randomization_p(d, resamples, np.random.default_rng(seed + 100))
+    # (b + 1) / (R + 1) estimates p with standard error sqrt(p (1 - p) / R)
+    assert abs(got - exact) <= 4 * math.sqrt(exact * (1 - exact) / resamples) + 2 / resamples
+
+
+def test_randomization_through_compare_is_seeded_and_reproducible() -> None:
+    table = per_query(random_systems(30, 7))
+    one = preval.compare(table, test="randomization", n_resamples=2000, seed=3)
+    two = preval.compare(table, test="randomization", n_resamples=2000, seed=3)
+    assert one.equals(two)
+    assert (one["p_value"] >= 1 / 2001).all()
+
+
+def test_bootstrap_intervals_cover_the_true_mean_at_their_nominal_rate() -> None:
+    # 300 simulated comparisons of 60 queries with a known mean difference of 0.03: a 95%
+    # percentile interval should cover it about 95% of the time (binomial sd 1.3%; the
+    # percentile bootstrap runs a little short at n = 60, hence the lower bound of 0.90)
+    rng = np.random.default_rng(0)
+    covered = 0
+    trials = 300
+    for trial in range(trials):
+        base = rng.random(60)
+        other = base + 0.03 + rng.normal(0, 0.1, 60)
+        table = per_query({"a": base.tolist(), "b": other.tolist()})
+        row = preval.compare(table, test="bootstrap", n_resamples=1000, seed=trial).row(
+            0, named=True
+        )
+        covered += row["ci_low"] <= 0.03 <= row["ci_high"]
+    assert 0.90 <= covered / trials <= 0.99
+
+
+def test_corrections_equal_the_hand_checked_example() -> None:
+    p = [0.01, 0.04, 0.03, 0.005]
+    # Bonferroni: m * p. Holm: sorted 0.005 0.01 0.03 0.04 times 4 3 2 1 = 0.02 0.03 0.06
+    # 0.04, made non-decreasing: 0.02 0.03 0.06 0.06. BH: sorted times 4/1 4/2 4/3 4/4 = 0.02
+    # 0.02 0.04 0.04, made non-increasing from the largest: the same.
+    assert corrected_p(p, "bonferroni") == pytest.approx([0.04, 0.16, 0.12, 0.02])
+    assert corrected_p(p, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert corrected_p(p, "fdr_bh") == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert corrected_p([0.2, None, 0.9], "holm") == pytest.approx([0.4, None, 0.9])
+    assert corrected_p(p, "none") == p
+
+
+def test_every_pair_without_a_baseline_and_the_correction_per_measure() -> None:
+    table = per_query(random_systems(25, 1))
+    got = preval.compare(table, correction="bonferroni")
+    assert got.select("system", "baseline").rows() == [("b", "a"), ("c", "a"), ("c", "b")]
+    assert got["p_corrected"].to_list() == pytest.approx([min(1.0, 3 * p) for p in got["p_value"]])
+
+
+def test_a_query_missing_from_one_system_scores_zero_or_is_dropped() -> None:
+    table = per_query({"a": [0.5, 0.25, 1.0], "b": [0.75, None, 0.5]})
+    filled = preval.compare(table, baseline="a", correction="none").row(0, named=True)
+    assert (filled["queries"], filled["queries_filled"]) == (3, 1)
+    assert filled["mean"] == pytest.approx((0.75 + 0 + 0.5) / 3)
+    assert filled["delta"] == pytest.approx((0.25 - 0.25 - 0.5) / 3)
+    dropped = preval.compare(table, baseline="a", missing="drop").row(0, named=True)
+    assert (dropped["queries"], dropped["queries_filled"]) == (2, 0)
+    assert dropped["delta"] == pytest.approx((0.25 - 0.5) / 2)
+
+
+def test_bad_requests_are_clear_errors() -> None:
+    table = per_query({"a": [0.5], "b": [0.7]})
+    with pytest.raises(preval.InputError, match="baseline 'zz' is not a system"):
+        preval.compare(table, baseline="zz")
+    with pytest.raises(preval.InputError, match="at least two systems"):
+        preval.compare(per_query({"a": [0.5]}))
+    with pytest.raises(preval.InputError, match="test must be one of"):
+        preval.compare(table, test="magic")
+    with pytest.raises(preval.InputError, match="no measure column 'P@10'"):
+        preval.compare(table, measures=["P@10"])
+
+
+def test_the_command_prints_paper_tables(capsys) -> None:
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "-m", "P@10", "--format",
+               "markdown"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "| (c) hybrid | **0.6615**<sup>ab</sup> | **0.5213**<sup>ab</sup> |" in out
+    assert "t test, holm correction per measure, alpha = 0.05" in out
+    assert "300 queries per comparison" in err
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--baseline", "bm25",
+               "--format", "latex"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    assert "\\textbf{0.6615}$^{a}$ \\\\" in out and "\\begin{tabular}{lr}" in out
+    rc = main(["compare", "fixtures/example.parquet", "--baseline", "nope"])
+    _, err = capsys.readouterr()
+    assert rc == 2 and err.startswith("preval: error: baseline 'nope'")
+
+
+def test_the_readme_shows_what_the_command_prints(capsys) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command, shown = re.search(
+        r"```console\n\$ preval (compare [^\n]*)\n```\n\n```text\n(.*?)```", readme, flags=re.S
+    ).groups()
+    assert main(shlex.split(command)) == 0
+    assert capsys.readouterr().out == shown
