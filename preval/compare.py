@@ -20,7 +20,7 @@ from . import io
 from .errors import InputError
 from .summary import measure_columns
 
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 MISSING = ("zero", "drop")
 # resamples drawn at once: a block of BLOCK x queries signs or indices stays in memory
@@ -62,7 +62,9 @@ def compare(
         (b + 1) / (R + 1) where b of R random sign flips of the differences give a mean at
         least as far from 0 as the observed one; ``"bootstrap"``: the paired bootstrap of the
         mean difference, p = (b + 1) / (R + 1) where b of R resampled means of the centred
-        differences are at least as far from 0 as the observed mean.
+        differences are at least as far from 0 as the observed mean; ``"tukey"``: Tukey's
+        HSD across all systems (scipy's `tukey_hsd` on each system's per-query values, which
+        controls the family-wise error itself: no further correction).
     correction
         Over the comparisons of one measure: ``"holm"`` (default), ``"bonferroni"``,
         ``"fdr_bh"`` (Benjamini-Hochberg) or ``"none"``.
@@ -73,9 +75,11 @@ def compare(
         Randomization and bootstrap: resamples and the seed of numpy's generator
         (reproducible).
     missing
-        A query one system has and another lacks: ``"zero"`` counts it as 0 for the system
-        that lacks it (trec_eval ``-c``), ``"drop"`` leaves it out of every comparison. The
-        ``queries`` and ``queries_filled`` columns say how many were compared and filled.
+        Every comparison of a measure is made on one query universe: ``"zero"`` takes every
+        query some system has and scores 0 for a system that lacks it (trec_eval ``-c``);
+        ``"drop"`` takes the queries every system has. The ``queries`` and
+        ``queries_filled`` columns say how many were compared, and how many of those the
+        system or the baseline lacked.
 
     Returns
     -------
@@ -122,15 +126,29 @@ def compare(
         else [(b, a) for a, b in combinations(systems, 2)]
     )
     rng = np.random.default_rng(seed)
+    column = {s: i for i, s in enumerate(systems)}
+    cols = [column[s] for s, _ in pairs]
+    base = [column[b] for _, b in pairs]
+    universes = {name: _universe(table, name, by, query, systems, missing) for name in names}
+    diffs = {name: x[:, cols] - x[:, base] for name, (x, _) in universes.items()}
+    shared: dict[str, list] = {}
+    if test == "randomization":
+        # one set of random signs for every comparison of every measure on the same queries
+        by_size: dict[int, list[str]] = {}
+        for name, d in diffs.items():
+            by_size.setdefault(d.shape[0], []).append(name)
+        for group in by_size.values():
+            p_all = randomization_p(np.hstack([diffs[n] for n in group]), n_resamples, rng)
+            for k, name in enumerate(group):
+                shared[name] = p_all[k * len(pairs) : (k + 1) * len(pairs)]
     rows = []
     for name in names:
-        wide = table.pivot(on=by, index=query, values=name, aggregate_function="first")
-        present = {s: wide[s].is_not_null().to_numpy() for s in systems if s in wide.columns}
-        for system, base in pairs:
-            rows.append(
-                _pair(wide, present, system, base, name, test, alpha, n_resamples, rng, missing)
-            )
+        x, present = universes[name]
+        rows += _measure_rows(x, present, diffs[name], cols, base, name, pairs, test, alpha,
+                              n_resamples, rng, shared.get(name))  # fmt: skip
     result = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
+    if test == "tukey":  # the studentized range already holds the family-wise level
+        correction = "none"
     return _corrected(result, correction, alpha)
 
 
@@ -165,33 +183,67 @@ def _measures(table: pl.DataFrame, measures: str | Iterable[str] | None) -> list
     return names
 
 
-def _pair(wide, present, system, base, name, test, alpha, n_resamples, rng, missing) -> tuple:
-    """One comparison: the paired vectors, then the test."""
-    has_s, has_b = present[system], present[base]
-    keep = (has_s & has_b) if missing == "drop" else (has_s | has_b)
-    filled = int((keep & (has_s != has_b)).sum())
-    x = wide[system].fill_null(0.0).to_numpy()[keep].astype(np.float64)
-    y = wide[base].fill_null(0.0).to_numpy()[keep].astype(np.float64)
-    d = x - y
-    n = d.size
-    mean_x, mean_y = (float(x.mean()), float(y.mean())) if n else (None, None)
-    delta = float(d.mean()) if n else None
-    sd = float(d.std(ddof=1)) if n > 1 else 0.0
-    low, high = _t_interval(d, alpha)
-    if test == "t":
-        p = _t_test(x, y)
-    elif test == "wilcoxon":
-        p = _wilcoxon(d)
-    elif test == "randomization":
-        p = randomization_p(d, n_resamples, rng)
-    else:
-        p, low, high = _bootstrap(d, n_resamples, rng, alpha)
-    return (
-        system, base, name, n, filled, mean_x, mean_y, delta,
-        delta / mean_y if mean_y else None, low, high, p,
-        int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()),
-        delta / sd if n > 1 and sd > 0 else None,
-    )  # fmt: skip
+def _universe(table, name, by, query, systems, missing) -> tuple[np.ndarray, np.ndarray]:
+    """One measure's values (queries x systems, 0 where a system lacks the query) and which
+    were present, on one query universe: the queries any system has (``missing="zero"``)
+    or those every system has (``"drop"``)."""
+    wide = table.pivot(on=by, index=query, values=name, aggregate_function="first")
+    matrix = wide.select([pl.col(s) if s in wide.columns else pl.lit(None, pl.Float64).alias(s)
+                          for s in systems])  # fmt: skip
+    present = matrix.select(pl.all().is_not_null()).to_numpy()
+    keep = present.all(axis=1) if missing == "drop" else present.any(axis=1)
+    return matrix.fill_null(0.0).cast(pl.Float64).to_numpy()[keep], present[keep]
+
+
+def _measure_rows(x, present, d, cols, base, name, pairs, test, alpha, n_resamples, rng,
+                  p) -> list[tuple]:  # fmt: skip
+    """Every comparison of one measure (`d`: one column of differences per pair; `p`: their
+    p-values when already computed, as the randomization test does for all at once)."""
+    n = d.shape[0]
+    if test == "tukey":
+        p, intervals = _tukey(x, cols, base, alpha)
+    rows = []
+    for j, (system, baseline) in enumerate(pairs):
+        dj = d[:, j]
+        filled = int((~present[:, cols[j]] | ~present[:, base[j]]).sum())
+        mean_x = float(x[:, cols[j]].mean()) if n else None
+        mean_y = float(x[:, base[j]].mean()) if n else None
+        delta = float(dj.mean()) if n else None
+        sd = float(dj.std(ddof=1)) if n > 1 else 0.0
+        low, high = _t_interval(dj, alpha)
+        if test == "t":
+            pj = _t_test(x[:, cols[j]], x[:, base[j]])
+        elif test == "wilcoxon":
+            pj = _wilcoxon(dj)
+        elif test == "bootstrap":
+            pj, low, high = _bootstrap(dj, n_resamples, rng, alpha)
+        elif test == "tukey":
+            pj, (low, high) = p[j], intervals[j]
+        else:  # randomization: computed for every comparison at once
+            pj = p[j]
+        rows.append((
+            system, baseline, name, n, filled, mean_x, mean_y, delta,
+            delta / mean_y if mean_y else None, low, high, pj,
+            int((dj > 0).sum()), int((dj == 0).sum()), int((dj < 0).sum()),
+            delta / sd if n > 1 and sd > 0 else None,
+        ))  # fmt: skip
+    return rows
+
+
+def _tukey(x: np.ndarray, cols: list[int], base: list[int], alpha: float):
+    """Tukey's HSD across every system's per-query values (scipy's `tukey_hsd`): the p-value
+    and confidence interval of each compared pair's difference."""
+    if x.shape[0] < 2:
+        return [None] * len(cols), [(None, None)] * len(cols)
+    from scipy import stats
+
+    result = stats.tukey_hsd(*[x[:, i] for i in range(x.shape[1])])
+    ci = result.confidence_interval(confidence_level=1 - alpha)
+    p = [float(result.pvalue[i, j]) for i, j in zip(cols, base, strict=True)]
+    intervals = [
+        (float(ci.low[i, j]), float(ci.high[i, j])) for i, j in zip(cols, base, strict=True)
+    ]
+    return p, intervals
 
 
 def _t_interval(d: np.ndarray, alpha: float) -> tuple[float | None, float | None]:
@@ -231,24 +283,42 @@ def _blocks(n_resamples: int, n: int) -> Iterable[int]:
         done += step
 
 
-def randomization_p(d: np.ndarray, n_resamples: int, rng: np.random.Generator) -> float | None:
+_PLUS_MINUS = np.array([-1.0, 1.0])
+
+
+def _signs(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """A rows x n matrix of random signs, ±1.0: random bytes unpacked into bits (one random
+    draw per 8 signs), then looked up."""
+    bits = np.unpackbits(np.frombuffer(rng.bytes((rows * n + 7) // 8), dtype=np.uint8),
+                         count=rows * n)  # fmt: skip
+    return _PLUS_MINUS[bits.reshape(rows, n)]
+
+
+def randomization_p(
+    d: np.ndarray, n_resamples: int, rng: np.random.Generator
+) -> list[float | None] | float | None:
     """Fisher's paired randomization test: p = (b + 1) / (R + 1), b = resamples whose mean of
     randomly sign-flipped differences is at least as far from 0 as the observed mean.
 
     (b + 1) / (R + 1) counts the observed signs as one of the equally likely assignments, so
-    the p-value is never 0 and the test keeps its level (Phipson & Smyth 2010).
+    the p-value is never 0 and the test keeps its level (Phipson & Smyth 2010). `d`: the
+    differences of one comparison, or one column per comparison (queries x comparisons): all
+    columns share the same random signs, one matrix product per block of resamples.
     """
-    n = d.size
+    single = d.ndim == 1
+    d = d.reshape(d.shape[0], -1).astype(np.float64)
+    n = d.shape[0]
     if n == 0:
-        return None
-    observed = abs(d.mean())
-    tolerance = 1e-12 * max(1.0, observed)
-    extreme = 0
+        return None if single else [None] * d.shape[1]
+    observed = np.abs(d.mean(axis=0))
+    tolerance = 1e-12 * np.maximum(1.0, observed)
+    extreme = np.zeros(d.shape[1], dtype=np.int64)
     for step in _blocks(n_resamples, n):
-        signs = rng.integers(0, 2, size=(step, n), dtype=np.int8) * 2 - 1
+        signs = _signs(rng, step, n)
         means = np.abs(signs @ d) / n
-        extreme += int((means >= observed - tolerance).sum())
-    return (extreme + 1) / (n_resamples + 1)
+        extreme += (means >= observed - tolerance).sum(axis=0)
+    p = ((extreme + 1) / (n_resamples + 1)).tolist()
+    return p[0] if single else p
 
 
 def _bootstrap(

@@ -181,3 +181,38 @@ def test_the_readme_shows_what_the_command_prints(capsys) -> None:
     ).groups()
     assert main(shlex.split(command)) == 0
     assert capsys.readouterr().out == shown
+
+
+def test_tukey_equals_scipy() -> None:
+    values = random_systems(30, 4)
+    got = preval.compare(per_query(values), test="tukey", correction="holm")
+    reference = stats.tukey_hsd(*[np.array(values[s]) for s in "abc"])
+    interval = reference.confidence_interval(0.95)
+    index = {"a": 0, "b": 1, "c": 2}
+    for row in got.iter_rows(named=True):
+        i, j = index[row["system"]], index[row["baseline"]]
+        assert row["p_value"] == pytest.approx(reference.pvalue[i, j], abs=1e-12)
+        assert row["p_corrected"] == row["p_value"]  # Tukey holds the family-wise level itself
+        assert row["ci_low"] == pytest.approx(interval.low[i, j], abs=1e-12)
+
+
+def test_every_comparison_of_a_measure_uses_one_query_universe() -> None:
+    # q002 is missing for c only: with missing="zero" it scores 0 for c and counts for (b, a)
+    # too; with "drop" it leaves every comparison, (b, a) included
+    table = per_query({"a": [0.5, 0.25, 1.0], "b": [0.75, 0.5, 0.5], "c": [0.1, 0.2, None]})
+    zero = preval.compare(table, baseline="a", correction="none")
+    assert zero["queries"].to_list() == [3, 3]
+    assert zero.filter(system="c")["queries_filled"].item() == 1
+    drop = preval.compare(table, baseline="a", missing="drop")
+    assert drop["queries"].to_list() == [2, 2]
+    assert drop.filter(system="b")["delta"].item() == pytest.approx((0.25 + 0.25) / 2)
+
+
+def test_randomization_of_several_comparisons_shares_its_signs() -> None:
+    # one matrix product per block: each column's p-value is the single-column p-value with
+    # the same generator state
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.02, 0.1, size=(50, 3))
+    together = randomization_p(d, 3000, np.random.default_rng(1))
+    alone = [randomization_p(d[:, j], 3000, np.random.default_rng(1)) for j in range(3)]
+    assert together == pytest.approx(alone, abs=0)
