@@ -221,10 +221,10 @@ def _trec_lines(
     line = pl.col(_LINE)
     # Runs of blanks become one space, on the lines that have any (a tab, or 2+ spaces): most
     # files use single spaces, so a literal test goes first and the regex runs only where it
-    # can match (10M run lines: 0.71 -> 0.53 s). The regex rewrites only runs that need it:
-    # matching every single space, as `[ \t]+` does, was 3x slower (10M lines: 2.3 vs 0.76 s).
-    # split_exact keeps one field past the expected ones (non-null: too many fields) and drops
-    # the rest: 10M run lines 1.5 s -> 1.0 s against splitn, which keeps the remainder
+    # can match. The regex rewrites only runs that need it: matching every single space, as
+    # `[ \t]+` does, is several times slower. split_exact keeps one field past the expected
+    # ones (non-null: too many fields) and drops the rest, faster than splitn, which keeps the
+    # remainder
     blanks = pl.when(line.str.contains_any(["\t", "  "])).then(
         line.str.replace_all(r"[ \t]{2,}|\t", " ")
     )

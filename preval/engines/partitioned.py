@@ -43,7 +43,8 @@ SPILL_RATIO = 0.6
 # A spilling sink buffers every bucket it writes: more buckets, more memory (at 100M rows,
 # 500 buckets held several times what 64 did). Larger buckets are divided again when read.
 MAX_BUCKETS = 64
-# Rows of the parts a bucket is divided into before its rows are put in order (about 8 MB)
+# Rows of the parts a bucket is divided into before its rows are put in order: small enough
+# that the random reads of that stay in the processor's cache
 PART_ROWS = 200_000
 _BUCKET = "__preval_bucket"
 _KEY = "__preval_key"
