@@ -17,6 +17,7 @@ import polars as pl
 
 from . import __version__, engines, io, report, trec
 from .compare import add_parser as add_compare_parser
+from .compare import compare, readable
 from .compare import run as run_compare
 from .conventions import CONVENTIONS
 from .errors import PrevalError
@@ -132,6 +133,16 @@ def _parser() -> argparse.ArgumentParser:
         help="per-query output as (keys..., query, measure, value) rows",
     )
     ev.add_argument("--summary", metavar="PATH", help="write the summary to a file")
+    ev.add_argument(
+        "--compare",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="BASELINE",
+        help="after the summary, compare the systems of the (single) --by column query by "
+        "query: paired t-test, Holm correction, against BASELINE or every pair (see "
+        "preval compare for other tests)",
+    )
     ev.add_argument(
         "--format",
         type=_stdout_format,
@@ -376,6 +387,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     report.check_targets(
         {"--per-query": args.per_query, "--summary": args.summary}, [args.input, args.qrels]
     )
+    if args.compare is not None and len(args.by) != 1:
+        msg = "--compare needs exactly one --by column: the systems to compare"
+        raise PrevalError(msg)
     with _progress("evaluating", quiet=args.quiet) as progress:
         plan = _collect(_evaluate_plan(args), args, [args.input, args.qrels], progress)
     # that was the one pass over the input: every output below is a view of its result
@@ -400,6 +414,17 @@ def _evaluate(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
     sys.stdout.write(report.render(summary_df, args.format))
+    if args.compare is not None:
+        table = compare(
+            per_query, baseline=args.compare or None, by=args.by[0], query=args.query
+        ).select(
+            "system", "baseline", "measure", "delta", "p_value", "p_corrected", "significant",
+            "wins", "ties", "losses",
+        )  # fmt: skip
+        if args.format == "table":
+            sys.stdout.write("\n" + report.table(readable(table)) + "\n")
+        else:
+            sys.stdout.write(report.render(table, args.format))
     return 0
 
 

@@ -518,8 +518,21 @@ def run(args) -> int:
             "system", "baseline", "measure", "mean", "baseline_mean", "delta",
             "p_value", "p_corrected", "significant", "wins", "ties", "losses", "effect_size",
         )  # fmt: skip
-        text = report.table(shown) + "\n"
+        text = report.table(readable(shown)) + "\n"
     else:
         text = report.render(result, args.format)
     sys.stdout.write(text)
     return 0
+
+
+def readable(table: pl.DataFrame) -> pl.DataFrame:
+    """`table` for a text table: p-values below 0.0001 in scientific notation (4 decimals
+    would print them as 0.0000)."""
+    columns = [c for c in ("p_value", "p_corrected") if c in table.columns]
+
+    def text(p: float | None) -> str:
+        if p is None:
+            return "-"
+        return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+    return table.with_columns(pl.col(c).map_elements(text, return_dtype=pl.String) for c in columns)

@@ -216,3 +216,22 @@ def test_randomization_of_several_comparisons_shares_its_signs() -> None:
     together = randomization_p(d, 3000, np.random.default_rng(1))
     alone = [randomization_p(d[:, j], 3000, np.random.default_rng(1)) for j in range(3)]
     assert together == pytest.approx(alone, abs=0)
+
+
+def test_evaluate_compare_prints_the_comparison_after_the_summary(capsys) -> None:
+    rc = main(["evaluate", "fixtures/example.parquet", "--by", "system", "-m", "AP",
+               "--compare", "bm25", "-q"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    summary, comparison = out.split("\n\n")
+    assert summary.splitlines()[0].split() == ["system", "NumQ", "AP"]
+    rows = [line.split() for line in comparison.strip().splitlines()]
+    assert rows[0][:4] == ["system", "baseline", "measure", "delta"]
+    assert [r[:3] for r in rows[1:]] == [["dense", "bm25", "AP"], ["hybrid", "bm25", "AP"]]
+    want = preval.compare(
+        preval.evaluate("fixtures/example.parquet", ["AP"], by="system"), baseline="bm25"
+    )
+    assert [float(r[3]) for r in rows[1:]] == pytest.approx(want["delta"].to_list(), abs=5e-5)
+    rc = main(["evaluate", "fixtures/example.parquet", "-m", "AP", "--compare"])
+    _, err = capsys.readouterr()
+    assert rc == 2 and "--compare needs exactly one --by column" in err
