@@ -480,6 +480,12 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="stdout: table, markdown or latex (paper tables), csv, json")  # fmt: skip
     p.add_argument("--output", metavar="PATH", help="write the full comparison to a file")
+    p.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="draw the first measure's comparison: sorted per-query differences and the means "
+        "with their intervals (.png, .svg, .pdf)",
+    )
 
 
 def run(args) -> int:
@@ -503,6 +509,13 @@ def run(args) -> int:
     )  # fmt: skip
     if args.output:
         report.write(result, args.output)
+    if args.plot:
+        from .plot import compare_plot
+
+        compare_plot(
+            per_query, args.plot, measure=result["measure"][0], baseline=args.baseline,
+            by=args.by, query=args.query, alpha=args.alpha, missing=args.missing,
+        )  # fmt: skip
     filled = int(result["queries_filled"].max() or 0)
     rule = "scored 0 for the system that lacks them" if args.missing == "zero" else "dropped"
     print(

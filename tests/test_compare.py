@@ -235,3 +235,20 @@ def test_evaluate_compare_prints_the_comparison_after_the_summary(capsys) -> Non
     rc = main(["evaluate", "fixtures/example.parquet", "-m", "AP", "--compare"])
     _, err = capsys.readouterr()
     assert rc == 2 and "--compare needs exactly one --by column" in err
+
+
+def test_the_comparison_plot(tmp_path: Path) -> None:
+    from preval.plot import compare_plot
+
+    table = per_query(random_systems(40, 2))
+    out = compare_plot(table, tmp_path / "cmp.png", measure="AP", baseline="a")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert list(tmp_path.iterdir()) == [out]  # no temporary file left beside it
+    with pytest.raises(preval.InputError, match="baseline 'z' is not a system"):
+        compare_plot(table, tmp_path / "x.svg", measure="AP", baseline="z")
+    with pytest.raises(preval.InputError, match="picture format"):
+        compare_plot(table, tmp_path / "x.txt", measure="AP")
+    rc = main(
+        ["compare", "fixtures/example.parquet", "-m", "AP", "--plot", str(tmp_path / "c.svg")]
+    )
+    assert rc == 0 and (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")
