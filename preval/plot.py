@@ -51,24 +51,11 @@ def plot(
     ``kind="pr"``: the TREC recall-precision graph, the mean over queries of the interpolated
     precision at recall 0, 0.1, ..., 1 (IPrec), with MAP in the legend.
     """
-    path = Path(output)
-    if path.suffix.lower() not in FORMATS:
-        msg = f"cannot tell the picture format of {path} (known: {', '.join(FORMATS)})"
-        raise InputError(msg)
-    if not path.parent.is_dir():
-        msg = f"cannot write {path}: directory {path.parent} does not exist"
-        raise InputError(msg)
+    path = _target(output)
     if kind not in ("pr", "roc"):
         msg = f"kind must be 'pr' or 'roc', got {kind!r}"
         raise InputError(msg)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        msg = "preval plot needs matplotlib: pip install 'preval[plot]'"
-        raise InputError(msg) from None
+    plt = _pyplot()
 
     keys = [by] if isinstance(by, str) else list(by or [])
     options = {"doc": doc, "score": score, "label": label, "convention": convention}

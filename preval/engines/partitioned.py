@@ -104,12 +104,18 @@ def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
     reads other bits of the hash, so that a bucket divided again by another level spreads
     over all the new buckets: 0, the spilled or in-memory buckets; 1, the parts of a bucket;
     2, the buckets a spilled bucket is divided into when it is read back."""
-    keys = [pl.col(c) for c in group]
-    hashed = keys[0].hash() if len(keys) == 1 else pl.struct(keys).hash()
+    hashed = _hash(group)
     shift = {0: 0, 1: 32, 2: 16}[level]
     if shift:
         hashed = hashed // 2**shift
     return (hashed % buckets).alias(_BUCKET)
+
+
+def _hash(group: list[str]) -> pl.Expr:
+    """The 64-bit hash of each row's group keys, from which every bucket and order here is
+    read (the same hash everywhere, so that a group never straddles two buckets)."""
+    keys = [pl.col(c) for c in group]
+    return keys[0].hash() if len(keys) == 1 else pl.struct(keys).hash()
 
 
 def _drain(items: list) -> Iterator:
@@ -209,9 +215,7 @@ def _group_order(frame: pl.DataFrame, group: list[str], hash_bits: int | None = 
     n = frame.height
     row_bits = max(n.bit_length(), 1)
     bits = 63 - row_bits if hash_bits is None else hash_bits
-    keys = [pl.col(c) for c in group]
-    hashed = keys[0].hash() if len(keys) == 1 else pl.struct(keys).hash()
-    full = frame.select(hashed.alias(_KEY)).to_series()
+    full = frame.select(_hash(group).alias(_KEY)).to_series()
     prefix = (full // 2 ** (64 - bits)).cast(pl.Int64) if bits > 0 else pl.lit(0, pl.Int64)
     key = pl.select(
         (prefix * 2**row_bits + pl.int_range(n, dtype=pl.Int64)).sort().alias(_KEY)
