@@ -23,6 +23,7 @@ import math
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -100,15 +101,19 @@ def collect_partitioned(
 
 
 def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
-    """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys. Each `level`
-    reads other bits of the hash, so that a bucket divided again by another level spreads
-    over all the new buckets: 0, the spilled or in-memory buckets; 1, the parts of a bucket;
-    2, the buckets a spilled bucket is divided into when it is read back."""
-    hashed = _hash(group)
+    """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys (`_bucket`)."""
+    return _bucket(_hash(group), buckets, level).alias(_BUCKET)
+
+
+def _bucket(hashed: pl.Expr | pl.Series, buckets: int, level: int = 0) -> pl.Expr | pl.Series:
+    """The bucket of each `hashed` group key. Each `level` reads other bits of the hash, so
+    that a bucket divided again by another level spreads over all the new buckets: 0, the
+    spilled or in-memory buckets; 1, the parts of a bucket; 2, the buckets a spilled bucket is
+    divided into when it is read back."""
     shift = {0: 0, 1: 32, 2: 16}[level]
     if shift:
         hashed = hashed // 2**shift
-    return (hashed % buckets).alias(_BUCKET)
+    return hashed % buckets
 
 
 def _hash(group: list[str]) -> pl.Expr:
@@ -145,13 +150,25 @@ def _in_memory_buckets(
     batches = (
         ranges(source, batch_rows) if by_range else source.collect_batches(chunk_size=batch_rows)
     )
-    for batch in batches:
+
+    def divide(batch: pl.DataFrame) -> None:
+        hashed = batch.select(_hash(group)).to_series()  # once for both levels
         keyed = batch.with_columns(
-            (_bucket_of(group, n, level) * parts + _bucket_of(group, parts, 1)).alias(_BUCKET)
+            (_bucket(hashed, n, level) * parts + _bucket(hashed, parts, 1)).alias(_BUCKET)
         )
-        del batch
         for (key,), part in keyed.partition_by(_BUCKET, include_key=False, as_dict=True).items():
             pieces.setdefault(key, []).append(part)
+
+    # each batch is divided on another thread while the next one is read
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="preval-divide") as pool:
+        dividing = None
+        for batch in batches:
+            if dividing is not None:
+                dividing.result()
+            dividing = pool.submit(divide, batch)
+            del batch
+        if dividing is not None:
+            dividing.result()
     return [
         [pl.concat(pieces[key], rechunk=False) for key in range(b * parts, (b + 1) * parts)
          if key in pieces]
@@ -217,9 +234,9 @@ def _group_order(frame: pl.DataFrame, group: list[str], hash_bits: int | None = 
     bits = 63 - row_bits if hash_bits is None else hash_bits
     full = frame.select(_hash(group).alias(_KEY)).to_series()
     prefix = (full // 2 ** (64 - bits)).cast(pl.Int64) if bits > 0 else pl.lit(0, pl.Int64)
-    key = pl.select(
-        (prefix * 2**row_bits + pl.int_range(n, dtype=pl.Int64)).sort().alias(_KEY)
-    ).to_series()
+    key = pl.select((prefix * 2**row_bits + pl.int_range(n, dtype=pl.Int64)).alias(_KEY))
+    # on one thread: two buckets are grouped at once, and a part is too small to split
+    key = key.to_series().sort(multithreaded=False)
     order = (key % 2**row_bits).cast(pl.get_index_type())
     runs = key // 2**row_bits
     in_order = full.gather(order)
