@@ -25,10 +25,10 @@ from typing import Literal
 
 import polars as pl
 
-from . import io, validate
+from . import inputs, io, validate
 from .conventions import Convention, get_convention
 from .errors import InputError
-from .ranking import DOC, LABEL, ROW, SCORE, count, sort_keys
+from .ranking import LABEL, ROW, SCORE, count, sort_keys
 
 KINDS = ("pr", "roc")
 _ORDER, _P, _N, _TP, _FP = "_order", "_npos", "_nneg", "_tp", "_fp"
@@ -102,25 +102,20 @@ def curve(
     by_cols = [by] if isinstance(by, str) else list(by or [])
     keys = [*by_cols, *([query] if query is not None else [])]
 
-    lf = io.scan(data, id_columns=(*keys, doc), numeric_columns=(score, label), what="input")
-    schema = lf.collect_schema()
-    validate.require_columns(
-        schema,
-        {"score": score, "label": label, **{f"key ({k})": k for k in keys},
-         **{f"count ({c})": c for c in count_columns}},
-        "input",
-    )  # fmt: skip
-    validate.require_numeric(schema, score, "score", "input")
-    validate.require_numeric(schema, label, "label", "input")
+    lf, schema = inputs.read(
+        data, query=query, by=by_cols, doc=doc, score=score, label=label, counts=count_columns
+    )
     has_doc = doc in schema
     ties = conv.ties if (conv.ties == "input" or has_doc) else "input"
-
-    rows = lf.select(
-        *keys,
-        *([pl.col(doc).alias(DOC)] if has_doc else []),
-        pl.col(score).cast(pl.Float64).alias(SCORE),
-        pl.col(label).cast(pl.Float64).alias(LABEL),
-        *[pl.col(c) for c in count_columns if c not in keys],
+    # per-ranking totals under names of their own (the column may also be a key)
+    total_columns = {c: f"_total{i}" for i, c in enumerate(count_columns)}
+    rows = inputs.canonical(
+        lf,
+        keys=[(k, k) for k in keys],
+        doc=doc if has_doc else None,
+        score=score,
+        label=label,
+        counts={name: c for c, name in total_columns.items()},
     ).with_row_index(ROW)
     rows = rows.with_columns(pl.lit(0).alias(_ONE))
     lab = pl.col(LABEL)
@@ -154,7 +149,8 @@ def curve(
             totals.append(found.alias(name))
             continue
         if isinstance(given, str):  # a column: each ranking's own total
-            total, shown = pl.col(given).max().cast(pl.Int64), f"num_{what} (column {given!r})"
+            total = pl.col(total_columns[given]).max()
+            shown = f"num_{what} (column {given!r})"
         else:
             total, shown = pl.lit(given, dtype=pl.Int64), f"num_{what}={given}"
         totals.append(total.alias(name))

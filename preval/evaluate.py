@@ -23,7 +23,7 @@ from typing import Literal
 
 import polars as pl
 
-from . import io, validate
+from . import inputs, io, validate
 from .conventions import get_convention
 from .errors import InputError, MissingColumnError
 from .measures import Spec, ideal_keys, parse_all
@@ -369,31 +369,19 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
     names = {**dict(zip(keys, by_cols, strict=True)), QUERY: query}
     roles = recipe.columns.roles
 
-    run_lf = io.scan(
-        data, id_columns=(query, doc, *by_cols), numeric_columns=(score, label), what="input"
-    )
-    run_schema = run_lf.collect_schema()
+    run_lf, run_schema = inputs.read(
+        data, query=query, by=by_cols, doc=doc, score=score, label=label,
+        needs_label=qrels is None, counts=list(count_columns.values()),
+    )  # fmt: skip
     has_doc = doc in run_schema
     if qrels is not None and not has_doc:
         msg = f"input: missing doc column {doc!r}, needed to join the run with qrels"
         raise MissingColumnError(msg)
-    if has_doc:
-        validate.require_key(run_schema, doc, "doc", "input")
     if ties is None:  # the convention's tie order; trec's needs doc ids
         ties = "trec" if (conv.ties == "trec" and has_doc) else "input"
     if ties == "trec" and not has_doc:
         msg = f"ties='trec' breaks ties by doc id, but the input has no doc column {doc!r}"
         raise InputError(msg)
-
-    needed = {"query": query, "score": score, **{f"by ({b})": b for b in by_cols},
-              **{f"count ({c})": c for c in count_columns.values()}}  # fmt: skip
-    if qrels is None:
-        needed["label"] = label
-    validate.require_columns(run_schema, needed, "input")
-    validate.require_numeric(run_schema, score, "score", "input")
-    validate.require_key(run_schema, query, "query", "input")
-    if qrels is None:
-        validate.require_numeric(run_schema, label, "label", "input")
 
     levels = sorted({s.level(relevance_level) for s in specs} | {relevance_level})
     level_cols = {lv: f"_R{i}" for i, lv in enumerate(levels)}
@@ -401,14 +389,14 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
 
     source_columns = [*by_cols, query, *([doc] if has_doc else []), score,
                       *([label] if qrels is None else []), *count_columns.values()]  # fmt: skip
-    rows = run_lf.select(
-        *[pl.col(b).alias(k) for k, b in zip(keys, by_cols, strict=True)],
-        pl.col(query).alias(QUERY),
-        *([pl.col(doc).alias(DOC)] if has_doc else []),
-        pl.col(score).cast(pl.Float64).alias(SCORE),
-        *([pl.col(label).cast(pl.Float64).alias(LABEL)] if qrels is None else []),
-        *[pl.col(c).cast(pl.Int64).alias(k) for k, c in count_columns.items()],
-        *([pl.col(_runs).alias(RUN)] if _runs is not None else []),
+    rows = inputs.canonical(
+        run_lf,
+        keys=[*zip(by_cols, keys, strict=True), (query, QUERY)],
+        doc=doc if has_doc else None,
+        score=score,
+        label=label if qrels is None else None,
+        counts=count_columns,
+        extra=[pl.col(_runs).alias(RUN)] if _runs is not None else [],
     )
     if ties != "trec":  # the input order is a tie-breaker; it must be taken before any join
         rows = rows.with_row_index(ROW)

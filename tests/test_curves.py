@@ -186,6 +186,26 @@ def test_curve_rejects_missing_columns_and_bad_kinds(lingpipe) -> None:
         curve(lingpipe, "pr", convention="sklearn")
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda df: df.drop("score"),
+        lambda df: df.with_columns(pl.col("label").cast(pl.String)),
+        lambda df: df.with_columns(pl.lit(1.5).alias("query")),  # float ids: rejected
+        lambda df: df.with_columns(pl.lit([1], dtype=pl.List(pl.Int64)).alias("doc")),
+    ],
+)
+def test_curve_reads_its_input_as_evaluate_does(lingpipe, change) -> None:
+    # one input stage (preval.inputs): the same table gets the same error, word for word
+    bad = change(lingpipe)
+    with pytest.raises(preval.PrevalError) as by_curve:
+        curve(bad, "pr")
+    with pytest.raises(preval.PrevalError) as by_evaluate:
+        preval.evaluate(bad, ["AP"])
+    assert type(by_curve.value) is type(by_evaluate.value)
+    assert str(by_curve.value) == str(by_evaluate.value)
+
+
 def test_pooled_curves_allow_doc_ids_repeated_across_queries() -> None:
     df = pl.DataFrame({"query": ["a", "b"], "doc": ["d1", "d1"], "score": [0.9, 0.1],
                        "label": [1, 0]})  # fmt: skip
