@@ -22,7 +22,7 @@ from .compare import run as run_compare
 from .conventions import CONVENTIONS
 from .errors import PrevalError
 from .evaluate import Evaluation, build_plan
-from .measures import catalogue_rows, markdown_table
+from .measures import catalogue_rows, from_ir_measures, markdown_table
 from .options import DUPLICATES, QUERIES
 from .ranking import EXPECTED, TIES
 from .summary import summarize
@@ -80,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
         dest="measures",
         metavar="MEASURE",
         help=f"measure to compute, repeatable (default: {' '.join(DEFAULT_MEASURES)})",
+    )
+    ev.add_argument(
+        "--ir-measures",
+        action="store_true",
+        help="read -m names as ir_measures does: Accuracy@k is its pairwise accuracy",
     )
     for role in ("query", "doc", "score", "label"):
         ev.add_argument(
@@ -575,9 +580,12 @@ def _bytes(text: str) -> int:
 
 def _evaluate_plan(args: argparse.Namespace) -> Evaluation:
     """The evaluation plan of `preval evaluate` (its per-query status frame, not yet run)."""
+    measures = args.measures or list(DEFAULT_MEASURES)
+    if args.ir_measures:
+        measures = [from_ir_measures(m) for m in measures]
     return build_plan(
         args.input,
-        args.measures or list(DEFAULT_MEASURES),
+        measures,
         qrels=args.qrels,
         query=args.query,
         doc=args.doc,

@@ -1521,10 +1521,22 @@ def specificity(r: Ranking, s: Spec) -> pl.Expr:
     return pl.when(N > 0).then((N - fp) / N)
 
 
-@measure("NumRet", cutoff="none", summary="sum", aliases=("num_ret",), trec="num_ret")
+@measure(
+    "NumRet",
+    cutoff="none",
+    summary="sum",
+    params={"rel": Param(_level, None, help="count only documents with label >= rel")},
+    aliases=("num_ret",),
+    trec="num_ret",
+)
 def num_ret(r: Ranking, s: Spec) -> pl.Expr:
-    """Number of retrieved documents n (summed in the summary)."""
-    return r.num_ret
+    """Number of retrieved documents n (summed in the summary).
+
+    ``NumRet(rel=r)``, as ir_measures has it: the retrieved documents with label >= r only,
+    which is `NumRelRet` at that level.
+    """
+    rel = s.param("rel")
+    return r.num_ret if rel is None else r.hits(rel, None)
 
 
 @measure(
@@ -1630,11 +1642,21 @@ def parse(text: str) -> Spec:
         raise MeasureError(msg)
     definition = CATALOGUE[key]
     preset = _PRESETS.get(m["name"].lower(), ())
-    spec = Spec(
-        definition,
-        _cutoff(definition, m["cutoff"], text),
-        _params(definition, m["params"], text, preset),
-    )
+    try:
+        spec = Spec(
+            definition,
+            _cutoff(definition, m["cutoff"], text),
+            _params(definition, m["params"], text, preset),
+        )
+    except MeasureError as exc:
+        other = IR_MEASURES_NAMES.get(m["name"])
+        if other is None:
+            raise
+        msg = (
+            f"{exc}; ir_measures' {m['name']} is preval's {other} (or read names as "
+            "ir_measures does: preval evaluate --ir-measures, or ir_measures objects in Python)"
+        )
+        raise MeasureError(msg) from exc
     if definition.top_only and any(isinstance(k, tuple) for k in ideal_keys(spec)):
         # The top-K plan reads ideal DCGs from columns that `evaluate` builds for the linear
         # gain only: a spec with another gain takes the full plan, which reads its rows.
@@ -1711,9 +1733,40 @@ def _split(params: str) -> list[str]:
     return [*items, params[start:]]
 
 
+# ir_measures names whose meaning differs from preval's measure of that name
+IR_MEASURES_NAMES = {"Accuracy": "PairAccuracy"}
+
+
+def from_ir_measures(request: object) -> str:
+    """A request in the ir_measures grammar (a string, or an ir_measures measure object such
+    as ``ir_measures.Accuracy@5``) as the preval request that gives ir_measures' number.
+
+    The grammar is the same; the names of `IR_MEASURES_NAMES` mean another measure in
+    ir_measures than in preval (``Accuracy`` is pairwise accuracy there, `PairAccuracy` here).
+    """
+    text = str(request).strip()
+    m = _GRAMMAR.match(text)
+    if m and m["name"] in IR_MEASURES_NAMES:
+        text = IR_MEASURES_NAMES[m["name"]] + text[m.end("name") :]
+    return text
+
+
+def _is_ir_measures(item: object) -> bool:
+    """Whether `item` is an ir_measures measure object (checked without importing it)."""
+    return type(item).__module__.startswith("ir_measures") and hasattr(item, "NAME")
+
+
 def parse_all(measures: str | Iterable[str]) -> list[Spec]:
-    """Parse requests, keeping the first of any that share a canonical name."""
-    items = [measures] if isinstance(measures, str) else list(measures)
+    """Parse requests, keeping the first of any that share a canonical name. ir_measures
+    measure objects (``ir_measures.nDCG@10``) are read as ir_measures means them
+    (`from_ir_measures`)."""
+    single = isinstance(measures, str) or not isinstance(measures, Iterable)
+    items = [measures] if single else list(measures)
+    items = [from_ir_measures(item) if _is_ir_measures(item) else item for item in items]
+    for item in items:
+        if not isinstance(item, str):
+            msg = f"a measure request must be a string such as 'AP' or 'P@10', got {item!r}"
+            raise MeasureError(msg)
     if not items:
         msg = "no measures requested: name at least one, e.g. AP or P@10"
         raise MeasureError(msg)

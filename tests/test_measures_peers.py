@@ -12,6 +12,8 @@ import polars as pl
 import pytest
 
 import preval
+import preval.cli
+import preval.measures
 from tests import reference
 
 
@@ -388,6 +390,50 @@ def test_pair_accuracy_is_ir_measures_accuracy() -> None:
     # and the summary averages the queries with a value, as ir_measures' aggregate
     summary = preval.summarize(pl.DataFrame(list(got.values())).lazy()).collect()
     assert summary["PairAccuracy@1"][0] == got["q1"]["PairAccuracy@1"] == 1.0
+
+
+class _IrMeasuresAccuracy:
+    """Stands in for ``ir_measures.Accuracy@3`` (not a test dependency): what preval reads of
+    an ir_measures measure object is its module, its NAME and its text."""
+
+    __module__ = "ir_measures.measures.accuracy"
+    NAME = "Accuracy"
+
+    def __str__(self) -> str:
+        return "Accuracy@3"
+
+
+def test_ir_measures_spellings_give_ir_measures_numbers(tmp_path) -> None:
+    # the same numbers as test_pair_accuracy_is_ir_measures_accuracy, asked for by the names
+    # ir_measures users write: an ir_measures object in Python, --ir-measures on the command
+    # line, where Accuracy is pairwise accuracy
+    got = values(RANX_RUN, RANX_QRELS, [_IrMeasuresAccuracy()])
+    assert [got[q]["PairAccuracy@3"] for q in ("q1", "q2", "q3")] == [0.5, 0.0, 0.0]
+    assert preval.measures.from_ir_measures("Accuracy(rel=2)@5") == "PairAccuracy(rel=2)@5"
+    assert preval.measures.from_ir_measures("nDCG@10") == "nDCG@10"
+    # without the switch, Accuracy is preval's threshold accuracy, and the error says so
+    with pytest.raises(preval.MeasureError, match="ir_measures' Accuracy is preval's PairAcc"):
+        preval.evaluate(pl.DataFrame({"query": ["a"], "score": [1.0], "label": [1]}),
+                        ["Accuracy@3"])  # fmt: skip
+    table = tmp_path / "t.csv"
+    table.write_text("query,doc,score,label\na,w,4,0\na,x,3,1\na,y,2,0\na,z,1,1\n")
+    out = tmp_path / "pq.csv"
+    assert preval.cli.main(["evaluate", str(table), "--ir-measures", "-m", "Accuracy@4",
+                            "-m", "Accuracy@3", "--per-query", str(out)]) == 0  # fmt: skip
+    # ir_measures 0.4.3: calc_aggregate([Accuracy@4, Accuracy@3], {"a": {"w": 0, "x": 1,
+    # "y": 0, "z": 1}}, {"a": {"w": 4., "x": 3., "y": 2., "z": 1.}}) -> 0.25, 0.5
+    row = pl.read_csv(out).row(0, named=True)
+    assert (row["PairAccuracy@4"], row["PairAccuracy@3"]) == (0.25, 0.5)
+
+
+def test_num_ret_with_rel_is_ir_measures_num_rel_ret() -> None:
+    # ir_measures 0.4.3: NumRet(rel=1) is NumRelRet; on the example above NumRet(rel=1) = 2.0
+    # and NumRet = 4.0 (calc_aggregate)
+    run = {"a": {"w": 4.0, "x": 3.0, "y": 2.0, "z": 1.0}}
+    qrels = {"a": {"w": 0, "x": 1, "y": 0, "z": 2}}
+    got = values(run, qrels, ["NumRet", "NumRet(rel=1)", "NumRet(rel=2)", "NumRelRet"])["a"]
+    assert (got["NumRet"], got["NumRet(rel=1)"], got["NumRet(rel=2)"]) == (4, 2, 1)
+    assert got["NumRelRet"] == got["NumRet(rel=1)"]
 
 
 def test_sdcg_is_ir_measures_cwl_eval() -> None:
