@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import polars as pl
@@ -1657,10 +1657,7 @@ def parse(text: str) -> Spec:
             "ir_measures does: preval evaluate --ir-measures, or ir_measures objects in Python)"
         )
         raise MeasureError(msg) from exc
-    if definition.top_only and any(isinstance(k, tuple) for k in ideal_keys(spec)):
-        # The top-K plan reads ideal DCGs from columns that `evaluate` builds for the linear
-        # gain only: a spec with another gain takes the full plan, which reads its rows.
-        spec = replace(spec, definition=replace(definition, top_only=False))
+    ideal_keys(spec)  # raises now, not in the plan, when gains= and dcg= are both given
     return spec
 
 

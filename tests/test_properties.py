@@ -33,6 +33,8 @@ MEASURES = [
     "Rprec(rel=2)",
     "nDCG",
     "nDCG@3",
+    "nDCG(dcg=exp-log2)@3",
+    "nDCG(gains={2:7})@2",
     "Success@2",
     "F",
     "F@3",
