@@ -147,7 +147,9 @@ def ideal_table(
     at = pairs.filter(pl.col(LABEL) >= level).select(
         *group, pl.col(DOC).cast(pl.String), SUB, pl.lit(None, dtype=pl.Int32).alias(_PICK),
         pl.lit(None, dtype=pl.Float64).alias(_GAIN),
-    )  # fmt: skip
+    ).sort([*group, DOC, SUB])  # fmt: skip
+    # (sorted: each document's gain is summed over its subtopics in one order, so that equal
+    # gains compare equal whatever order the qrels came in)
     placed = pl.col(_PICK).is_not_null()
     for rank in range(1, depth + 1):
         # each window on columns of its own: a window inside another's expression would be
@@ -165,7 +167,10 @@ def ideal_table(
             pl.when(chosen).then(score).otherwise(pl.col(_GAIN)).alias(_GAIN),
         )
     docs = (
-        at.filter(placed).group_by([*group, DOC]).agg(pl.col(_PICK).first(), pl.col(_GAIN).first())
+        at.filter(placed)
+        .group_by([*group, DOC])
+        .agg(pl.col(_PICK).first(), pl.col(_GAIN).first())
+        .sort([*group, _PICK])  # summed in rank order below
     )
     r = pl.col(_PICK)
     cols = []
@@ -252,7 +257,10 @@ def table(
         for lv in levels_list
     )  # fmt: skip
     view = Intents(default_level, levels)
+    # sums run down the ranking, as ndeval adds them (the join leaves the rows in no order):
+    # the same values whatever the plan, the engine or the other systems evaluated along
     values = expanded.join(per_query, on=qgroup, how="left", nulls_equal=True)
+    values = values.sort([*group, RANK, SUB])
     return values.group_by(group).agg(build(s, view) for s in specs)
 
 
