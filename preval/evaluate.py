@@ -280,6 +280,7 @@ def audit(
     num_negatives: int | str | None = None,
     include_inf: bool = False,
     input_format: Literal["table", "trec"] = "table",
+    subtopic: str | None = None,
 ) -> pl.LazyFrame:
     """What an evaluation with the same arguments counts and drops, one row per by-group
     (the keywords are `evaluate`'s).
@@ -294,7 +295,7 @@ def audit(
         relevance_level=relevance_level, ties=ties, queries=queries, duplicates=duplicates,
         depth=depth, judged_only=judged_only, trec_version=trec_version, convention=convention,
         num_positives=num_positives, num_negatives=num_negatives, include_inf=include_inf,
-        input_format=input_format,
+        input_format=input_format, subtopic=subtopic,
     )  # fmt: skip
     return plan.audit()
 

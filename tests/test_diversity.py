@@ -199,6 +199,9 @@ def test_queries_nothing_retrieved_score_zero_and_retrieved_only_drops_them() ->
         r, names, qrels=q, subtopic="subtopic", queries="retrieved"
     ).collect()
     assert retrieved["query"].to_list() == ["1", "3"]
+    audit = preval.audit(r, qrels=q, subtopic="subtopic").collect().row(0, named=True)
+    assert (audit["queries_evaluated"], audit["queries_without_relevant"]) == (3, 1)
+    assert audit["queries_judged_not_retrieved"] == 1
 
 
 def test_systems_are_evaluated_apart_against_the_same_judgments() -> None:
