@@ -1738,7 +1738,7 @@ def subtopic_recall(d: Intents, s: Spec) -> pl.Expr:
     """Subtopic recall at K: the share of the M subtopics covered by the top K documents.
 
     StRecall@K = |{i : Σ_{k ≤ K} J(k, i) > 0}| / M (Zhai et al., SIGIR 2003; ndeval
-    ``strec@K``, ir_measures ``StRecall``). 0 when M = 0.
+    ``strec@K``, ir_measures ``STREC``). 0 when M = 0.
     """
     level, k = d.level(s), s.cutoff
     first = d.relevant(level) & (d.seen(level) == 0) & (d.rank <= k)

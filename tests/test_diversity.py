@@ -132,6 +132,25 @@ def test_values_are_pyndevals(setting: str) -> None:
             )
 
 
+def test_ir_measures_own_test_case() -> None:
+    # ir_measures' test/test_pyndeval.py (test_ERR_IA): ERR_IA@20 per query and its mean, to
+    # 4 decimals; the rank column of its run disagrees with the scores, which decide
+    q, r = frames(
+        [("0", "0", "D0", 0), ("0", "0", "D1", 1), ("0", "0", "D2", 1), ("0", "1", "D2", 1),
+         ("0", "1", "D3", 2), ("0", "0", "D4", 0), ("1", "0", "D0", 1), ("1", "0", "D3", 2),
+         ("1", "1", "D5", 2)],
+        [("0", "D0", 0.8), ("0", "D2", 0.7), ("0", "D1", 0.3), ("0", "D3", 0.4),
+         ("0", "D4", 0.1), ("1", "D1", 0.8), ("1", "D3", 0.7), ("1", "D4", 0.3),
+         ("1", "D2", 0.4)],
+    )  # fmt: skip
+    per_query = preval.evaluate(r, ["ERR_IA@20", "STREC@5"], qrels=q, subtopic="subtopic")
+    got = per_query.collect()
+    assert got["ERR_IA@20"].to_list() == [pytest.approx(0.4659, abs=5e-5),
+                                          pytest.approx(0.1803, abs=5e-5)]  # fmt: skip
+    mean = preval.summarize(per_query).collect()["ERR_IA@20"][0]
+    assert mean == pytest.approx(0.3231, abs=5e-5)
+
+
 def test_greedy_ideal_breaks_ties_by_greatest_doc_id_and_can_be_beaten() -> None:
     # A, B and C each cover two subtopics: ndeval places C first (the greatest id), and then
     # A and B add 1.5 each; A, B, C adds 2, 2, 1, which beats that "ideal"
