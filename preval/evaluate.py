@@ -501,6 +501,8 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
         values = diversity.table(
             div_rows, per_subtopic, keys, qkeys, div_specs, default_level=relevance_level,
             ties=ties, trec_version=trec_version, depth=depth, judged_only=judged_only,
+            duplicates=duplicates,
+            names={**names, "doc": doc, "subtopic": subtopic},  # type: ignore[dict-item]
         )  # fmt: skip
         status = diversity.attach(status, values, keys, [s.name for s in div_specs])
     source = run_lf.select(list(dict.fromkeys(source_columns)))

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import preval
-from preval.errors import MeasureError, MissingColumnError, PrevalError
+from preval.errors import DuplicateError, MeasureError, MissingColumnError, PrevalError
 from tests import reference
 from tests.profiles import examples
 
@@ -307,6 +307,41 @@ def test_diversity_measure_without_subtopic_column_says_what_is_missing() -> Non
         preval.evaluate(r.with_columns(label=1), ["AP"], subtopic="subtopic")
     with pytest.raises(MeasureError, match="expected"):
         preval.evaluate(r, ["NRBP"], qrels=q, subtopic="subtopic", ties="expected")
+
+
+def test_a_judgment_repeated_per_subtopic_is_an_error_or_one_is_kept() -> None:
+    q, r = frames(QRELS, RUN)
+    # d2 judged twice for subtopic 2 of query 1: first 0, then the original 1
+    repeated = pl.concat([pl.DataFrame([("1", "2", "d2", 0)], schema=q.schema, orient="row"), q])
+    message = (
+        r"qrels: 1 rows repeat a \(query, subtopic, doc\) judgment .*; "
+        r"example: query '1', subtopic '2', doc 'd2'"
+    )
+    with pytest.raises(DuplicateError, match=message):
+        preval.evaluate(r, ["alpha_nDCG@5"], qrels=repeated, subtopic="subtopic").collect()
+    names = ["alpha_nDCG@5", "StRecall@3"]
+    plain = preval.evaluate(r, names, qrels=q, subtopic="subtopic").collect()
+    kept_max = preval.evaluate(
+        r, names, qrels=repeated, subtopic="subtopic", duplicates="max"
+    ).collect()
+    assert kept_max.equals(plain)
+    kept_first = preval.evaluate(
+        r, names, qrels=repeated, subtopic="subtopic", duplicates="first"
+    ).collect()
+    # d2 then counts for subtopic 1 only (in the run and in the ideal): query 1's top 3
+    # (d3, x1, d2) covers 2 of 3 subtopics still
+    first_qrels: dict = {}
+    for query, sub, doc, label in QRELS:
+        first_qrels.setdefault(query, {}).setdefault(sub, {})[doc] = label
+    first_qrels["1"]["2"]["d2"] = 0
+    run = {}
+    for query, doc, score in RUN:
+        run.setdefault(query, {})[doc] = score
+    expected = reference.evaluate_diversity(run, first_qrels, ["alpha_nDCG@5"])["1"]
+    assert kept_first["alpha_nDCG@5"][0] == pytest.approx(expected["alpha_nDCG@5"], rel=1e-12)
+    assert kept_first["alpha_nDCG@5"][0] != pytest.approx(plain["alpha_nDCG@5"][0])
+    assert kept_first["StRecall@3"][0] == plain["StRecall@3"][0] == pytest.approx(2 / 3)
+    assert kept_first.filter(pl.col("query") != "1").equals(plain.filter(pl.col("query") != "1"))
 
 
 def test_bad_qrels_labels_are_reported() -> None:
