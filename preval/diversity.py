@@ -41,7 +41,7 @@ _NOVEL, _SCORE, _BEST, _TOP = "_novel", "_score", "_best", "_top"  # one step of
 _TIMES, _REPEATS = "_times", "_repeats"  # judgments of a (query, subtopic, doc); their excess
 
 # ndeval's defaults (ndeval.c, ALPHA and BETA)
-ALPHA, BETA = 0.5, 0.5
+NDEVAL_ALPHA, NDEVAL_BETA = 0.5, 0.5
 
 
 def seen_column(level: float, levels: dict[float, int]) -> str:

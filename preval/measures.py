@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from .diversity import Intents, ideal_ideal
+from .diversity import NDEVAL_ALPHA, NDEVAL_BETA, Intents, ideal_ideal
 from .errors import MeasureError
 from .ranking import EXP, LABEL, LINEAR, SCORE, GainRule, Ranking, count, ideal_key
 
@@ -1594,8 +1594,8 @@ def _unit(text: str) -> float:
     return value
 
 
-NOVELTY = Param(_unit, 0.5, help="redundancy penalty: a subtopic's gain is (1 - alpha)^seen")
-PATIENCE = Param(_unit, 0.5, help="persistence of the NRBP user: rank k weighs beta^(k-1)")
+NOVELTY = Param(_unit, NDEVAL_ALPHA, help="redundancy penalty: a subtopic gains (1 - alpha)^seen")
+PATIENCE = Param(_unit, NDEVAL_BETA, help="persistence of the NRBP user: rank k weighs beta^(k-1)")
 
 
 def _log_discount(d: Intents) -> pl.Expr:

@@ -238,6 +238,19 @@ def test_systems_are_evaluated_apart_against_the_same_judgments() -> None:
     )
 
 
+def test_a_by_column_of_the_qrels_is_a_property_of_the_query() -> None:
+    q, r = frames(QRELS, RUN)
+    segment = pl.DataFrame({"query": ["1", "2", "3"], "segment": ["x", "y", "x"]})
+    names = ["alpha_nDCG@5", "NRBP", "AP"]
+    got = preval.evaluate(
+        r.join(segment, on="query"), names, qrels=q.join(segment, on="query"),
+        subtopic="subtopic", by="segment",
+    ).collect()  # fmt: skip
+    assert got.select("segment", "query").rows() == [("x", "1"), ("x", "3"), ("y", "2")]
+    alone = preval.evaluate(r, names, qrels=q, subtopic="subtopic").collect()
+    assert got.drop("segment").sort("query").equals(alone)
+
+
 def test_depth_cuts_the_ranking_as_ndeval_minus_m() -> None:
     q, r = frames(QRELS, RUN)
     names = ["alpha_nDCG@5", "NRBP", "StRecall@10"]
