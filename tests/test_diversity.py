@@ -99,6 +99,18 @@ def frames(qrels: list, run: list) -> tuple[pl.DataFrame, pl.DataFrame]:
     return q, r
 
 
+def nested(qrels: list, run: list) -> tuple[dict, dict]:
+    """The rows as tests/reference.py takes them: {query: {subtopic: {doc: label}}} and
+    {query: {doc: score}}."""
+    judged: dict = {}
+    for query, sub, doc, label in qrels:
+        judged.setdefault(query, {}).setdefault(sub, {})[doc] = label
+    ranked: dict = {}
+    for query, doc, score in run:
+        ranked.setdefault(query, {})[doc] = score
+    return judged, ranked
+
+
 def with_params(name: str, params: str) -> str:
     """An ndeval name with ir_measures-style parameters: alpha-nDCG@5 -> alpha-nDCG(alpha=..)@5."""
     base, _, k = name.partition("@")
@@ -123,13 +135,15 @@ def test_values_are_pyndevals(setting: str) -> None:
     names = [with_params(n, params) for n in NDEVAL_NAMES]
     got = preval.evaluate(r, names, qrels=q, subtopic="subtopic", relevance_level=level).collect()
     assert got["query"].to_list() == ["1", "2", "3"]
+    # the reference implementation gives pyndeval's numbers too
+    canonical = [preval.parse(n).name for n in names]
+    qrels, run = nested(QRELS, RUN)
+    ref = reference.evaluate_diversity(run, qrels, canonical, relevance_level=level)
     for row in got.iter_rows(named=True):
         expected = PYNDEVAL[setting].get(row["query"], [0.0] * len(names))
-        for name, value in zip(names, expected, strict=True):
-            assert row[preval.parse(name).name] == pytest.approx(value, rel=1e-12, abs=1e-15), (
-                row["query"],
-                name,
-            )
+        for name, value in zip(canonical, expected, strict=True):
+            assert row[name] == pytest.approx(value, rel=1e-12, abs=1e-15), (row["query"], name)
+            assert ref[row["query"]][name] == pytest.approx(value, rel=1e-12, abs=1e-15)
 
 
 def test_ir_measures_own_test_case() -> None:
@@ -343,13 +357,8 @@ def test_a_judgment_repeated_per_subtopic_is_an_error_or_one_is_kept() -> None:
     ).collect()
     # d2 then counts for subtopic 1 only (in the run and in the ideal): query 1's top 3
     # (d3, x1, d2) covers 2 of 3 subtopics still
-    first_qrels: dict = {}
-    for query, sub, doc, label in QRELS:
-        first_qrels.setdefault(query, {}).setdefault(sub, {})[doc] = label
+    first_qrels, run = nested(QRELS, RUN)
     first_qrels["1"]["2"]["d2"] = 0
-    run = {}
-    for query, doc, score in RUN:
-        run.setdefault(query, {})[doc] = score
     expected = reference.evaluate_diversity(run, first_qrels, ["alpha_nDCG@5"])["1"]
     assert kept_first["alpha_nDCG@5"][0] == pytest.approx(expected["alpha_nDCG@5"], rel=1e-12)
     assert kept_first["alpha_nDCG@5"][0] != pytest.approx(plain["alpha_nDCG@5"][0])
