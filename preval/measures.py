@@ -1611,7 +1611,7 @@ def _log_discount(d: Intents) -> pl.Expr:
     diversity=True,
 )
 def alpha_dcg(d: Intents, s: Spec) -> pl.Expr:
-    """alpha-DCG at K with ndeval's collection-independent normalisation.
+    """Diversity: alpha-DCG at K with ndeval's collection-independent normalisation.
 
     alpha-DCG@K = Σ_{k ≤ K} g(k)/log2(k + 1) / Σ_{k ≤ K} M (1 − alpha)^(k−1)/log2(k + 1)
     (Clarke et al., SIGIR 2008; ndeval ``alpha-DCG@K``, ir_measures ``alpha_DCG``): the
@@ -1633,7 +1633,7 @@ def alpha_dcg(d: Intents, s: Spec) -> pl.Expr:
     ideals=lambda s: [("dcg", s.cutoff)],
 )
 def alpha_ndcg(d: Intents, s: Spec) -> pl.Expr:
-    """alpha-nDCG at K: alpha-DCG divided by that of ndeval's greedy ideal ranking.
+    """Diversity: alpha-nDCG at K, alpha-DCG divided by that of ndeval's greedy ideal.
 
     alpha-nDCG@K = Σ_{k ≤ K} g(k)/log2(k + 1) / Σ_{k ≤ K} g*(k)/log2(k + 1), where the ideal
     ranking g* places at each rank the judged document with the highest gain given those
@@ -1654,7 +1654,7 @@ def alpha_ndcg(d: Intents, s: Spec) -> pl.Expr:
     diversity=True,
 )
 def err_ia(d: Intents, s: Spec) -> pl.Expr:
-    """Intent-aware ERR at K, as ndeval computes it (collection-independent normalisation).
+    """Diversity: intent-aware ERR at K, ndeval's collection-independent normalisation.
 
     ERR-IA@K = Σ_{k ≤ K} g(k)/k / Σ_{k ≤ K} M (1 − alpha)^(k−1)/k: with binary judgments and
     alpha = 0.5 the chance that a user after subtopic i stops at rank k is
@@ -1678,7 +1678,7 @@ def err_ia(d: Intents, s: Spec) -> pl.Expr:
     ideals=lambda s: [("err", s.cutoff)],
 )
 def nerr_ia(d: Intents, s: Spec) -> pl.Expr:
-    """Intent-aware ERR at K divided by that of ndeval's greedy ideal ranking.
+    """Diversity: intent-aware ERR at K divided by that of ndeval's greedy ideal ranking.
 
     nERR-IA@K = Σ_{k ≤ K} g(k)/k / Σ_{k ≤ K} g*(k)/k, g* the ideal of ``alpha_nDCG``
     (ndeval ``nERR-IA@K``, ir_measures ``nERR_IA``). 0 when M = 0.
@@ -1696,7 +1696,7 @@ def nerr_ia(d: Intents, s: Spec) -> pl.Expr:
     diversity=True,
 )
 def nrbp(d: Intents, s: Spec) -> pl.Expr:
-    """Novelty- and rank-biased precision over the whole ranking.
+    """Diversity: novelty- and rank-biased precision over the whole ranking.
 
     NRBP = (1 − (1 − alpha) beta)/M · Σ_k g(k) beta^(k−1) (Clarke et al., ICTIR 2009;
     ndeval ``NRBP``, ir_measures ``NRBP``, defaults alpha = beta = 0.5): a ranking whose
@@ -1716,7 +1716,7 @@ def nrbp(d: Intents, s: Spec) -> pl.Expr:
     diversity=True,
 )
 def precision_ia(d: Intents, s: Spec) -> pl.Expr:
-    """Intent-aware precision at K: P@K per subtopic, averaged over the M subtopics.
+    """Diversity: intent-aware precision at K, P@K per subtopic averaged over subtopics.
 
     P-IA@K = Σ_{k ≤ K} Σ_i J(k, i) / (K · M) (Agrawal et al., WSDM 2009; ndeval ``P-IA@K``,
     ir_measures ``P_IA``); ranks beyond the ranking count as non-relevant. 0 when M = 0.
@@ -1735,7 +1735,7 @@ def precision_ia(d: Intents, s: Spec) -> pl.Expr:
     diversity=True,
 )
 def subtopic_recall(d: Intents, s: Spec) -> pl.Expr:
-    """Subtopic recall at K: the share of the M subtopics covered by the top K documents.
+    """Diversity: subtopic recall at K, the share of subtopics the top K documents cover.
 
     StRecall@K = |{i : Σ_{k ≤ K} J(k, i) > 0}| / M (Zhai et al., SIGIR 2003; ndeval
     ``strec@K``, ir_measures ``STREC``). 0 when M = 0.
