@@ -275,6 +275,16 @@ def test_depth_cuts_the_ranking_as_ndeval_minus_m() -> None:
     assert cut["StRecall@10"][0] == pytest.approx(1 / 3)  # d3 only (x1 unjudged)
 
 
+def test_judged_only_drops_unjudged_documents_before_ranking() -> None:
+    q, r = frames(QRELS, RUN)
+    names = ["alpha_nDCG@3", "NRBP", "StRecall@2", "P_IA@2"]
+    got = preval.evaluate(r, names, qrels=q, subtopic="subtopic", judged_only=True).collect()
+    judged = r.filter(pl.col("doc") != "x1")  # the one retrieved document without a judgment
+    expected = preval.evaluate(judged, names, qrels=q, subtopic="subtopic").collect()
+    assert got.equals(expected)
+    assert got["StRecall@2"][0] == pytest.approx(2 / 3)  # d3, d2 (x1 no longer in between)
+
+
 @pytest.mark.parametrize("engine", ["chunked", "partitioned"])
 def test_engines_give_the_plans_values(engine: str, tmp_path: Path) -> None:
     q, r = frames(QRELS, RUN)
