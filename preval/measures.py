@@ -1656,12 +1656,12 @@ def alpha_ndcg(d: Intents, s: Spec) -> pl.Expr:
 def err_ia(d: Intents, s: Spec) -> pl.Expr:
     """Diversity: intent-aware ERR at K, ndeval's collection-independent normalisation.
 
-    ERR-IA@K = Σ_{k ≤ K} g(k)/k / Σ_{k ≤ K} M (1 − alpha)^(k−1)/k: with binary judgments and
-    alpha = 0.5 the chance that a user after subtopic i stops at rank k is
-    0.5 · 0.5^c_i(k), ERR's cascade (Chapelle et al., CIKM 2009), here averaged over
-    subtopics and divided by the value of a ranking covering every subtopic at every rank
-    (ndeval ``ERR-IA@K``, ir_measures ``ERR_IA``). K = 1 is not divided, as in ndeval.
-    0 when M = 0.
+    ERR-IA@K = Σ_{k ≤ K} g(k)/k / Σ_{k ≤ K} M (1 − alpha)^(k−1)/k. With binary judgments
+    and alpha = 0.5, (1 − alpha)^c_i(k) is proportional to the chance that a user after
+    subtopic i stops at rank k in ERR's cascade (Chapelle et al., CIKM 2009: 0.5 · 0.5^c);
+    the sum over subtopics is divided by the value of a ranking covering every subtopic at
+    every rank (ndeval ``ERR-IA@K``, ir_measures ``ERR_IA``, which takes ndeval's default
+    alpha). K = 1 is not divided, as in ndeval. 0 when M = 0.
     """
     level, alpha, k = d.level(s), s.param("alpha"), s.cutoff
     err = d.top(d.novelty(level, alpha) / d.rank, k).sum()
