@@ -101,6 +101,12 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluate each group of this column separately (repeatable)",
     )
     ev.add_argument(
+        "--subtopic",
+        metavar="COL",
+        help="the --qrels subtopic column: judgments per (query, subtopic, doc), for the "
+        "diversity measures (alpha_nDCG@K, ERR_IA@K, NRBP, StRecall@K ...)",
+    )
+    ev.add_argument(
         "-l",
         "--relevance-level",
         type=float,
@@ -596,6 +602,7 @@ def _evaluate_plan(args: argparse.Namespace) -> Evaluation:
         ties=args.ties,
         queries=args.queries,
         duplicates=args.duplicates,
+        subtopic=args.subtopic,
     )
 
 

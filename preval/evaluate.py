@@ -23,15 +23,16 @@ from typing import Literal
 
 import polars as pl
 
-from . import inputs, io, validate
+from . import diversity, inputs, io, validate
 from .conventions import get_convention
-from .errors import InputError, MissingColumnError
+from .errors import InputError, MeasureError, MissingColumnError
 from .measures import Spec, ideal_keys, parse_all
 from .measures import build as build_measure
 from .options import Columns, Hints, Semantics
 from .ranking import (
     COUNT_COLUMN,
     DOC,
+    EXPECTED,
     JUDGED_COUNT,
     LABEL,
     PAD,
@@ -177,6 +178,7 @@ def evaluate(
     include_inf: bool = False,
     form: Literal["wide", "long"] = "wide",
     input_format: Literal["table", "trec"] = "table",
+    subtopic: str | None = None,
 ) -> pl.LazyFrame:
     """Evaluate ranked results per query; return a LazyFrame, one row per (by..., query).
 
@@ -236,6 +238,11 @@ def evaluate(
         ``"table"`` (default): paths are Parquet/CSV tables. ``"trec"``: `data` is a TREC run
         file or a list of them (see `scan_run`: one ``system`` per file, and `by` defaults to
         ``"system"``) and `qrels` a TREC qrels file (`scan_qrels`).
+    subtopic
+        The qrels' subtopic column, for the diversity measures (alpha_nDCG@K, ERR_IA@K,
+        NRBP, StRecall@K ...): `qrels` then hold one row per (query, subtopic, doc); with
+        ``input_format="trec"`` the second field of the qrels file is the subtopic, as in
+        ndeval. The other measures read a document's highest label over its subtopics.
 
     Returns
     -------
@@ -247,7 +254,7 @@ def evaluate(
         relevance_level=relevance_level, ties=ties, queries=queries, duplicates=duplicates,
         depth=depth, judged_only=judged_only, trec_version=trec_version, convention=convention,
         num_positives=num_positives, num_negatives=num_negatives, include_inf=include_inf,
-        input_format=input_format,
+        input_format=input_format, subtopic=subtopic,
     )  # fmt: skip
     return plan.per_query(form)
 
@@ -273,6 +280,7 @@ def audit(
     num_negatives: int | str | None = None,
     include_inf: bool = False,
     input_format: Literal["table", "trec"] = "table",
+    subtopic: str | None = None,
 ) -> pl.LazyFrame:
     """What an evaluation with the same arguments counts and drops, one row per by-group
     (the keywords are `evaluate`'s).
@@ -287,7 +295,7 @@ def audit(
         relevance_level=relevance_level, ties=ties, queries=queries, duplicates=duplicates,
         depth=depth, judged_only=judged_only, trec_version=trec_version, convention=convention,
         num_positives=num_positives, num_negatives=num_negatives, include_inf=include_inf,
-        input_format=input_format,
+        input_format=input_format, subtopic=subtopic,
     )  # fmt: skip
     return plan.audit()
 
@@ -315,6 +323,7 @@ def build_plan(
     include_inf: bool = False,
     input_format: Literal["table", "trec"] = "table",
     rows_per_query: float | None = None,
+    subtopic: str | None = None,
 ) -> Evaluation:
     """The evaluation plan, to run once with an engine (`preval.collect`) and read several
     ways: per-query rows, the audit, summaries. The keywords are `evaluate`'s.
@@ -329,14 +338,14 @@ def build_plan(
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
             data = io.scan_run(data)
         if qrels is not None and not isinstance(qrels, (pl.DataFrame, pl.LazyFrame)):
-            qrels = io.scan_qrels(qrels)
+            qrels = io.scan_qrels(qrels, subtopic=subtopic)
         by = "system" if by is None else by
     elif input_format != "table":
         msg = f"input_format must be 'table' or 'trec', got {input_format!r}"
         raise InputError(msg)
     recipe = Recipe(
         tuple(s.name for s in parse_all(measures)),
-        Columns(query, doc, score, label, by),  # type: ignore[arg-type]  # normalised there
+        Columns(query, doc, score, label, by, subtopic),  # type: ignore[arg-type]  # normalised there
         Semantics(
             relevance_level, ties, queries, duplicates, depth, judged_only, trec_version,
             convention, num_positives, num_negatives, include_inf,
@@ -350,6 +359,10 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
     """The evaluation plan of `data` by `recipe`; `hints` are an engine's (`Hints`)."""
     hints = Hints() if hints is None else hints
     specs = parse_all(recipe.measures)
+    subtopic = recipe.columns.subtopic
+    diversity.require_subtopic(specs, subtopic, recipe.qrels is not None)
+    # diversity measures have a stage of their own (`diversity.table`); `specs` are the others
+    all_specs, specs = specs, [s for s in specs if not s.definition.diversity]
     query, doc, score, label = (recipe.columns.query, recipe.columns.doc, recipe.columns.score,
                                 recipe.columns.label)  # fmt: skip
     by_cols = list(recipe.columns.by)
@@ -438,6 +451,8 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
         qrels_lf = io.scan(
             qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
         )
+        if subtopic is not None:
+            qrels_lf, per_subtopic = _subtopic_qrels(qrels_lf, subtopic, roles, by_cols, keys)
         # labels come from the qrels (checked there); unjudged rows get null, never NaN
         rules = _rules(has_doc, ranking, has_pad=True, float_score=float_score, float_label=False)
         status = _with_qrels(
@@ -461,6 +476,23 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
     kept = {n: t for n, t in schema.items() if not n.startswith(validate.CHECK_PREFIX)}
     queries_ok = pl.col(_JUDGED) & (pl.lit(queries == "judged") | (pl.col(_N_RET) > 0))
     status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(_EVAL))
+    if len(specs) < len(all_specs):
+        div_specs = [s for s in all_specs if s.definition.diversity]
+        if ties == EXPECTED or conv.name != "trec":
+            msg = (
+                f"{div_specs[0].name}: diversity measures follow ndeval's ranking: "
+                f"ties='expected' and convention={conv.name!r} are not defined for them"
+            )
+            raise MeasureError(msg)
+        qkeys = [k for k in keys if k in per_subtopic.collect_schema()]
+        div_rows, per_subtopic = _align_ids(rows, per_subtopic, [*qkeys, QUERY, DOC])
+        values = diversity.table(
+            div_rows, per_subtopic, keys, qkeys, div_specs, default_level=relevance_level,
+            ties=ties, trec_version=trec_version, depth=depth, judged_only=judged_only,
+            duplicates=duplicates,
+            names={**names, "doc": doc, "subtopic": subtopic},  # type: ignore[dict-item]
+        )  # fmt: skip
+        status = diversity.attach(status, values, keys, [s.name for s in div_specs])
     source = run_lf.select(list(dict.fromkeys(source_columns)))
     in_rank_order = rank_keys = None
     rank_descending: tuple[bool, ...] = ()
@@ -476,9 +508,42 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
                 key.alias("_key"), *(tie.alias(f"_tie{i}") for i, tie in enumerate(tie_keys))
             )
     return Evaluation(
-        status, keys, names, specs, source, [*by_cols, query], recipe, None, in_rank_order,
+        status, keys, names, all_specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
     )  # fmt: skip
+
+
+def _subtopic_qrels(
+    qrels_lf: pl.LazyFrame,
+    subtopic: str,
+    roles: dict[str, str],
+    by_cols: list[str],
+    keys: list[str],
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Qrels with a subtopic column -> (one label per (query, doc): its highest over the
+    subtopics, for the other measures; the (qkeys..., query, doc, subtopic, label) rows of the
+    diversity stage, internal names).
+
+    A document relevant to any subtopic is relevant to the query, as ndeval's own MAP reads
+    these qrels (ndeval.c, nrel); graded labels keep their highest grade for nDCG.
+    """
+    query, doc, label = roles["query"], roles["doc"], roles["label"]
+    schema = qrels_lf.collect_schema()
+    validate.require_columns(
+        schema, {"query": query, "doc": doc, "label": label, "subtopic": subtopic}, "qrels"
+    )
+    validate.require_numeric(schema, label, "label", "qrels")
+    present = [(k, b) for k, b in zip(keys, by_cols, strict=True) if b in schema]
+    per_subtopic = qrels_lf.select(
+        *[pl.col(b).alias(k) for k, b in present],
+        pl.col(query).alias(QUERY),
+        pl.col(doc).alias(DOC),
+        pl.col(subtopic).cast(pl.String).alias(diversity.SUB),
+        pl.col(label).cast(pl.Float64).alias(LABEL),
+    )
+    # group_by does not keep the qrels' order, which no consumer reads
+    per_doc = qrels_lf.group_by([*(b for _, b in present), query, doc]).agg(pl.col(label).max())
+    return per_doc, per_subtopic
 
 
 def _rules(has_doc: bool, ranking: Ranking, **kinds: bool) -> list[validate.Rule]:

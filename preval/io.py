@@ -349,10 +349,12 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     return pl.concat(frames, how="vertical")
 
 
-def scan_qrels(path: str | Path) -> pl.LazyFrame:
+def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     """Read a TREC qrels file lazily: columns ``query``, ``doc``, ``label`` (Int64).
 
-    The iter column is ignored. A malformed line (not 4 fields, a relevance that is not an
+    The iter column is ignored, unless `subtopic` names it: diversity qrels (ndeval's, TREC
+    Web track) hold the subtopic number there, read as a String column of that name between
+    ``query`` and ``doc``. A malformed line (not 4 fields, a relevance that is not an
     integer) raises `InputError` naming the file, line number and content when collected.
     """
     path = Path(path)
@@ -362,6 +364,8 @@ def scan_qrels(path: str | Path) -> pl.LazyFrame:
         schema=schema_of(lf, drop=(_NO, _BAD)),
         streamable=True,
     )
+    if subtopic is not None:
+        return lf.select("query", pl.col("iter").alias(subtopic), "doc", "label")
     return lf.select("query", "doc", "label")
 
 

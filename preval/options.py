@@ -35,13 +35,15 @@ def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
 
 @dataclass(frozen=True)
 class Columns:
-    """The input's column names by role; `by` keys evaluate each group separately."""
+    """The input's column names by role; `by` keys evaluate each group separately;
+    `subtopic` names the qrels' subtopic column (diversity measures), None without one."""
 
     query: str = "query"
     doc: str = "doc"
     score: str = "score"
     label: str = "label"
     by: tuple[str, ...] = ()
+    subtopic: str | None = None
 
     def __post_init__(self) -> None:
         by = self.by
@@ -52,6 +54,9 @@ class Columns:
             if b in (self.query, self.doc, self.score, self.label):
                 msg = f"by column {b!r} is also the query, doc, score or label column"
                 raise InputError(msg)
+        if self.subtopic is not None and self.subtopic in (self.query, self.doc, self.label):
+            msg = f"subtopic column {self.subtopic!r} is also the query, doc or label column"
+            raise InputError(msg)
 
     @property
     def roles(self) -> dict[str, str]:

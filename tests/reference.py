@@ -666,3 +666,140 @@ def summarize(per_query):
         else:
             summary[text] = sum(values) / len(values) if values else None
     return summary
+
+
+# --- Diversity measures (TREC Web track's ndeval) ---------------------------------------------
+# Written from ndeval.c's definitions (version 4.5): binary judgments per subtopic, the
+# greedy ideal ranking, ndeval's "ideal ideal" normalisation of alpha-DCG and ERR-IA.
+
+_DIVERSITY = {
+    "alpha_DCG": ({"alpha", "rel"}, "required"),
+    "alpha_nDCG": ({"alpha", "rel"}, "required"),
+    "ERR_IA": ({"alpha", "rel"}, "required"),
+    "nERR_IA": ({"alpha", "rel"}, "required"),
+    "NRBP": ({"alpha", "beta", "rel"}, "forbidden"),
+    "P_IA": ({"rel"}, "required"),
+    "StRecall": ({"rel"}, "required"),
+}
+
+
+def _parse_diversity(text):
+    m = re.fullmatch(r"(\w+)(?:\(([^)]*)\))?(?:@(\d+))?", text)
+    if not m or m[1] not in _DIVERSITY:
+        msg = f"unknown diversity measure {text!r}"
+        raise ValueError(msg)
+    allowed, cutoff = _DIVERSITY[m[1]]
+    params = {"alpha": 0.5, "beta": 0.5, "rel": None}
+    for item in filter(None, (m[2] or "").split(",")):
+        key, _, value = item.partition("=")
+        if key not in allowed:
+            msg = f"{m[1]} takes no {key}"
+            raise ValueError(msg)
+        params[key] = float(value)
+    if (m[3] is None) != (cutoff == "forbidden"):
+        msg = f"bad cutoff in {text!r}"
+        raise ValueError(msg)
+    return m[1], params, None if m[3] is None else int(m[3])
+
+
+def _novelty_gains(ranked, relevant, alpha):
+    """g(k) for each ranked doc: Σ over its subtopics of (1 - alpha)^(docs above on it)."""
+    seen = {}
+    gains = []
+    for doc in ranked:
+        g = 0.0
+        for sub in sorted(relevant.get(doc, ())):
+            g += (1.0 - alpha) ** seen.get(sub, 0)
+            seen[sub] = seen.get(sub, 0) + 1
+        gains.append(g)
+    return gains
+
+
+def _ideal_order(relevant, alpha):
+    """ndeval's greedy ideal: best gain given the docs placed, ties to the greatest doc id."""
+    left = sorted(relevant)
+    weight = {}
+    order = []
+    while left:
+        best, best_doc = None, None
+        for doc in left:
+            g = sum((1.0 - alpha) ** weight.get(sub, 0) for sub in sorted(relevant[doc]))
+            if best is None or g > best or (g == best and doc.encode() > best_doc.encode()):
+                best, best_doc = g, doc
+        order.append(best_doc)
+        left.remove(best_doc)
+        for sub in relevant[best_doc]:
+            weight[sub] = weight.get(sub, 0) + 1
+    return order
+
+
+def _diversity_value(name, params, k, ranked, relevant, m):
+    alpha, beta = params["alpha"], params["beta"]
+    if m == 0:
+        return 0.0
+    gains = _novelty_gains(ranked, relevant, alpha)
+
+    def dcg(gs, kk):
+        return sum(g / math.log2(i + 2) for i, g in enumerate(gs[:kk]))
+
+    def err(gs, kk):
+        return sum(g / (i + 1) for i, g in enumerate(gs[:kk]))
+
+    def ideal_ideal(kind, kk):
+        if kk == 1:  # ndeval normalises from the second rank on
+            return 1.0
+        d = (lambda i: 1 / math.log2(i + 2)) if kind == "dcg" else (lambda i: 1 / (i + 1))
+        return sum(m * (1 - alpha) ** i * d(i) for i in range(kk))
+
+    if name in ("alpha_nDCG", "nERR_IA"):
+        ideal = _novelty_gains(_ideal_order(relevant, alpha), relevant, alpha)
+        f = dcg if name == "alpha_nDCG" else err
+        return f(gains, k) / f(ideal, k) if f(gains, k) else 0.0
+    if name == "alpha_DCG":
+        return dcg(gains, k) / ideal_ideal("dcg", k)
+    if name == "ERR_IA":
+        return err(gains, k) / ideal_ideal("err", k)
+    if name == "NRBP":
+        total = sum(g * beta**i for i, g in enumerate(gains))
+        return total * (1 - (1 - alpha) * beta) / m
+    if name == "P_IA":
+        return sum(len(relevant.get(doc, ())) for doc in ranked[:k]) / (k * m)
+    covered = set()  # StRecall
+    for doc in ranked[:k]:
+        covered |= relevant.get(doc, set())
+    return len(covered) / m
+
+
+def evaluate_diversity(run, qrels, measures, *, relevance_level=1, ties="trec", depth=None):
+    """Diversity measures as ndeval computes them; ``{query: {measure: value}}``.
+
+    run:   {query: {doc: score}} (insertion order is the input order, for ties="input").
+    qrels: {query: {subtopic: {doc: label}}}; a doc is relevant to a subtopic when its label
+           there is >= the level (``rel=`` or `relevance_level`). Every qrels query is
+           evaluated (ndeval -c); nothing retrieved scores 0.
+    measures: alpha_DCG@K, alpha_nDCG@K, ERR_IA@K, nERR_IA@K, NRBP, P_IA@K, StRecall@K, with
+           (alpha=, beta=, rel=) as ndeval's -alpha, -beta (defaults 0.5).
+    The other measures read a doc's highest label over its subtopics: `ties` orders by it.
+    """
+    parsed = {text: _parse_diversity(text) for text in measures}
+    results = {}
+    for query, subtopics in qrels.items():
+        best = {}
+        for docs in subtopics.values():
+            for doc, label in docs.items():
+                best[doc] = max(best.get(doc, label), label)
+        ranked = _rank(run.get(query) or {}, best, ties)
+        if depth is not None:
+            ranked = ranked[:depth]
+        out = {}
+        for text, (name, params, k) in parsed.items():
+            level = relevance_level if params["rel"] is None else params["rel"]
+            relevant = {}
+            for sub, docs in subtopics.items():
+                for doc, label in docs.items():
+                    if label >= level:
+                        relevant.setdefault(doc, set()).add(sub)
+            m = len({s for subs in relevant.values() for s in subs})
+            out[text] = _diversity_value(name, params, k, ranked, relevant, m)
+        results[query] = out
+    return results

@@ -353,7 +353,7 @@ def test_measures_lists_the_catalogue(capsys: pytest.CaptureFixture[str]) -> Non
     rc, out, _ = cli(capsys, "measures")
     assert rc == 0
     listed = {
-        re.match(r"[A-Za-z0-9][A-Za-z0-9-]*", line).group(0) for line in out.splitlines() if line
+        re.match(r"[A-Za-z0-9][A-Za-z0-9_-]*", line).group(0) for line in out.splitlines() if line
     }
     assert listed == set(preval.CATALOGUE)
 
@@ -367,7 +367,7 @@ def test_measures_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1])
     n_cols = lines[0].count("|")
     first_cells = [line.strip("|").split("|")[0].strip() for line in lines[2:]]
-    assert [re.match(r"[A-Za-z0-9][A-Za-z0-9-]*", c).group(0) for c in first_cells] == list(
+    assert [re.match(r"[A-Za-z0-9][A-Za-z0-9_-]*", c).group(0) for c in first_cells] == list(
         preval.CATALOGUE
     )
     assert "measure" in lines[0]
