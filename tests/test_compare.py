@@ -176,11 +176,13 @@ def test_the_command_prints_paper_tables(capsys) -> None:
 
 def test_the_readme_shows_what_the_command_prints(capsys) -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    command, shown = re.search(
+    shown = re.findall(
         r"```console\n\$ preval (compare [^\n]*)\n```\n\n```text\n(.*?)```", readme, flags=re.S
-    ).groups()
-    assert main(shlex.split(command)) == 0
-    assert capsys.readouterr().out == shown
+    )
+    assert len(shown) >= 2  # a table's systems, and TREC run files
+    for command, output in shown:
+        assert main(shlex.split(command)) == 0, command
+        assert capsys.readouterr().out == output, command
 
 
 def test_tukey_equals_scipy() -> None:
@@ -365,3 +367,80 @@ def test_ranx_compare_live_when_installed() -> None:
             else:
                 tolerance = monte_carlo_tolerance(p, permutations, permutations)
                 assert abs(row["p_value"] - p) <= tolerance, (x, y, measure, row["p_value"], p)
+
+
+# --- several TREC run files --------------------------------------------------------------------
+RUN_FILES = [str(COMPARE_DATA / f"{name}.run") for name in "abc"]
+QRELS_FILE = str(COMPARE_DATA / "qrels.txt")
+
+
+def command_csv(capsys, *argv: str) -> pl.DataFrame:
+    rc = main(["compare", *argv, "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return pl.read_csv(out.encode())
+
+
+def test_the_command_compares_trec_run_files_named_by_their_tags(capsys) -> None:
+    got = command_csv(capsys, *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "-m", "nDCG@10",
+                      "-m", "RR", "--baseline", "a", "--correction", "none")  # fmt: skip
+    assert got.select("system", "baseline").unique(maintain_order=True).rows() == [
+        ("b", "a"), ("c", "a")
+    ]  # fmt: skip
+    for row in got.iter_rows(named=True):  # the same numbers as ranx's compare (above)
+        key = ("a", row["system"], row["measure"])
+        assert row["p_value"] == pytest.approx(RANX_STUDENT[key], abs=1e-12, rel=0)
+        assert row["mean"] == pytest.approx(RANX_MEANS[row["system"], row["measure"]], abs=1e-12)
+        assert row["queries"] == 40
+    # the baseline may be named by its file; a qrels table reads as the TREC qrels file
+    by_file = command_csv(capsys, *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "-m",
+                          "nDCG@10", "-m", "RR", "--baseline", RUN_FILES[0], "--correction",
+                          "none")  # fmt: skip
+    assert by_file.equals(got)
+
+
+def test_run_files_with_one_tag_are_named_by_their_paths(tmp_path: Path, capsys) -> None:
+    # the tag of every line of both copies is "a": trec_eval would print the same runid twice
+    first, second = tmp_path / "first.run", tmp_path / "second.run"
+    first.write_bytes(Path(RUN_FILES[0]).read_bytes())
+    second.write_text(Path(RUN_FILES[1]).read_text().replace(" b\n", " a\n"))
+    qrels = tmp_path / "qrels.csv"
+    preval.scan_qrels(QRELS_FILE).collect().write_csv(qrels)
+    got = command_csv(capsys, str(first), str(second), "--qrels", str(qrels), "-m", "AP",
+                      "--baseline", str(first))  # fmt: skip
+    assert got.select("system", "baseline").row(0) == (str(second), str(first))
+    assert got["p_value"][0] == pytest.approx(RANX_STUDENT["a", "b", "AP"], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([RUN_FILES[0], "nope.run", "--qrels", QRELS_FILE], "run file not found: nope.run"),
+        ([*RUN_FILES[:2], "--qrels", "nope.txt"], "qrels file not found: nope.txt"),
+        ([RUN_FILES[0], RUN_FILES[0], "--qrels", QRELS_FILE],
+         f"run file {RUN_FILES[0]} is given twice"),
+        (["fixtures/example.parquet", RUN_FILES[0], "--qrels", QRELS_FILE],
+         "fixtures/example.parquet is a table (.parquet) and"),
+        ([RUN_FILES[0], "fixtures/example.parquet"], "is a table (.parquet) and"),
+        (RUN_FILES[:2], f"TREC run file {RUN_FILES[0]}: give its judgments with --qrels"),
+        ([RUN_FILES[0], "--qrels", QRELS_FILE], "is one system: give two or more run files"),
+        ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--per-query-table"], "--per-query-table"),
+        ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--by", "team"], "--by team: TREC run files"),
+        ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--format", "parquet"],
+         "write it to a file with --output comparison.parquet"),
+    ],
+)  # fmt: skip
+def test_bad_run_file_requests_are_clear_errors(argv: list[str], message: str, capsys) -> None:
+    rc = main(["compare", *argv])
+    _, err = capsys.readouterr()
+    assert rc == 2
+    assert err.startswith("preval: error: ") and message in err, err
+    assert "Traceback" not in err
+
+
+def test_the_output_suffix_chooses_parquet(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "comparison.parquet"
+    got = command_csv(capsys, *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "--output", str(out))
+    written = pl.read_parquet(out)
+    assert written.columns == got.columns
+    assert written["p_value"].to_list() == pytest.approx(got["p_value"].to_list(), abs=1e-12)
