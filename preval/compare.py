@@ -522,7 +522,7 @@ def run(args) -> int:
     report.check_targets({"--output": args.output}, [args.input, *args.runs, args.qrels])
     by, baseline = args.by, args.baseline
     measures = args.measures or ["AP", "P@10", "nDCG@10"]
-    if _is_run(args.input) or args.runs:
+    if args.runs or (_is_run(args.input) and not args.per_query_table):
         per_query, baseline = _evaluate_runs(args, measures)
         by = "system"
     elif args.per_query_table:

@@ -425,6 +425,7 @@ def test_run_files_with_one_tag_are_named_by_their_paths(tmp_path: Path, capsys)
         (RUN_FILES[:2], f"TREC run file {RUN_FILES[0]}: give its judgments with --qrels"),
         ([RUN_FILES[0], "--qrels", QRELS_FILE], "is one system: give two or more run files"),
         ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--per-query-table"], "--per-query-table"),
+        ([QRELS_FILE, "--per-query-table"], "per-query table: cannot tell the format"),
         ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--by", "team"], "--by team: TREC run files"),
         ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--format", "parquet"],
          "write it to a file with --output comparison.parquet"),
