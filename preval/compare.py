@@ -572,7 +572,7 @@ def _is_run(path: str) -> bool:
     return Path(path).suffix.lower() not in TABLE_SUFFIXES
 
 
-def _evaluate_runs(args, measures: list[str]) -> tuple[pl.LazyFrame, str | None]:
+def _evaluate_runs(args, measures: list[str]) -> tuple[pl.DataFrame, str | None]:
     """The per-query table of several TREC run files, one system each (`io.scan_run`'s
     names), evaluated against --qrels as `preval trec -c` does; and the baseline's system
     name (--baseline may name a system or one of the run files)."""
@@ -629,9 +629,23 @@ def _evaluate_runs(args, measures: list[str]) -> tuple[pl.LazyFrame, str | None]
             args.qrels, id_columns=("query", "doc"), numeric_columns=("label",), what="qrels"
         )
     )
-    from .evaluate import evaluate
+    import sys
 
-    per_query = evaluate(io.scan_run(files), measures, qrels=qrels, by="system", ties="trec")
+    from .evaluate import build_plan
+
+    plan = build_plan(io.scan_run(files), measures, qrels=qrels, by="system", ties="trec")
+    # the per-query table, and from the same plan which judged queries each run did not
+    # answer: those are in the table already, scored 0, so compare's count of missing rows
+    # (queries_filled) is 0 for them and would not tell
+    per_query, audit = pl.collect_all([plan.per_query(), plan.audit()])
+    lacking = audit.filter(pl.col("queries_judged_not_retrieved") > 0)
+    if lacking.height:
+        counts = lacking.select("system", "queries_judged_not_retrieved").iter_rows()
+        print(
+            "preval: judged queries a run did not answer, scored 0 for it (trec_eval -c): "
+            + ", ".join(f"{system} {n}" for system, n in counts),
+            file=sys.stderr,
+        )
     return per_query, baseline
 
 

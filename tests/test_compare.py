@@ -381,6 +381,18 @@ def command_csv(capsys, *argv: str) -> pl.DataFrame:
     return pl.read_csv(out.encode())
 
 
+def test_the_command_says_which_run_lacks_judged_queries(capsys) -> None:
+    rc = main(["compare", *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "--baseline", "a"])
+    _, err = capsys.readouterr()
+    assert rc == 0, err
+    # c has no line for q40: scored 0 when evaluated, so compare itself finds no gap
+    assert "judged queries a run did not answer, scored 0 for it (trec_eval -c): c 1\n" in err
+    assert "40 queries per comparison" in err
+    rc = main(["compare", *RUN_FILES[:2], "--qrels", QRELS_FILE, "-m", "AP"])
+    _, err = capsys.readouterr()
+    assert rc == 0 and "did not answer" not in err
+
+
 def test_the_command_compares_trec_run_files_named_by_their_tags(capsys) -> None:
     got = command_csv(capsys, *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "-m", "nDCG@10",
                       "-m", "RR", "--baseline", "a", "--correction", "none")  # fmt: skip
