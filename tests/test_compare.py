@@ -176,11 +176,13 @@ def test_the_command_prints_paper_tables(capsys) -> None:
 
 def test_the_readme_shows_what_the_command_prints(capsys) -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    command, shown = re.search(
+    shown = re.findall(
         r"```console\n\$ preval (compare [^\n]*)\n```\n\n```text\n(.*?)```", readme, flags=re.S
-    ).groups()
-    assert main(shlex.split(command)) == 0
-    assert capsys.readouterr().out == shown
+    )
+    assert len(shown) >= 2  # a table's systems, and TREC run files
+    for command, output in shown:
+        assert main(shlex.split(command)) == 0, command
+        assert capsys.readouterr().out == output, command
 
 
 def test_tukey_equals_scipy() -> None:
@@ -252,3 +254,206 @@ def test_the_comparison_plot(tmp_path: Path) -> None:
         ["compare", "fixtures/example.parquet", "-m", "AP", "--plot", str(tmp_path / "c.svg")]
     )
     assert rc == 0 and (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")
+
+
+# --- agreement with ranx's compare ----------------------------------------------------------
+# ranx 0.3.21 (`ranx.compare`, the version pinned in the bench extra) on tests/data/compare:
+# three tie-free TREC runs a, b, c of 40 queries (c lacks q40) and their qrels. Conventions:
+# - stat_test="student" is scipy's ttest_rel, two-sided: preval's test="t", to 1e-12.
+# - stat_test="fisher" swaps each query's two scores with probability 1/2 (a sign flip of the
+#   difference), n_permutations times (default 1000), and returns b / R, two-sided (|mean
+#   difference| >= the observed one). preval counts the same event and returns (b + 1) / (R + 1)
+#   (never 0), so the two estimate the same exact p-value and differ by Monte-Carlo error
+#   plus at most 1 / (R + 1). ranx's random_seed does not make its p-values reproducible
+#   (numba's generator: two runs of the script give different p-values), hence a tolerance.
+# - a query a run lacks: ranx raises unless make_comparable=True, which scores it 0; preval
+#   scores it 0 already when evaluating (queries="judged", trec_eval -c), as missing="zero".
+# - every pair is compared (no baseline); ranx corrects nothing (correction="none").
+# The numbers: `python benchmarks/peers/ranx_compare_golden.py` (100,000 permutations).
+COMPARE_DATA = Path(__file__).resolve().parent / "data" / "compare"
+RANX_MEANS = {  # report.results[run][metric], identical for both tests
+    ("a", "AP"): 0.4798219311352428, ("a", "nDCG@10"): 0.5330844684209948,
+    ("a", "RR"): 0.874404761904762, ("b", "AP"): 0.598853138173755,
+    ("b", "nDCG@10"): 0.6597008616672063, ("b", "RR"): 0.9708333333333332,
+    ("c", "AP"): 0.5245853171374681, ("c", "nDCG@10"): 0.602415565818436, ("c", "RR"): 0.94375,
+}  # fmt: skip
+RANX_STUDENT = {  # report.comparisons[x, y][metric]["p_value"], stat_test="student"
+    ("a", "b", "AP"): 0.0018815275287088842, ("a", "b", "nDCG@10"): 0.0009379904868088795,
+    ("a", "b", "RR"): 0.05293758920738218, ("a", "c", "AP"): 0.2325949827312021,
+    ("a", "c", "nDCG@10"): 0.08879449951048565, ("a", "c", "RR"): 0.2251318317691005,
+    ("b", "c", "AP"): 0.04544740772690192, ("b", "c", "nDCG@10"): 0.06937397735676314,
+    ("b", "c", "RR"): 0.500776649086026,
+}  # fmt: skip
+RANX_PERMUTATIONS = 100_000
+RANX_FISHER = {  # the same, stat_test="fisher", n_permutations=100_000
+    ("a", "b", "AP"): 0.00167, ("a", "b", "nDCG@10"): 0.00067, ("a", "b", "RR"): 0.07009,
+    ("a", "c", "AP"): 0.23046, ("a", "c", "nDCG@10"): 0.08987, ("a", "c", "RR"): 0.23601,
+    ("b", "c", "AP"): 0.04553, ("b", "c", "nDCG@10"): 0.0684, ("b", "c", "RR"): 0.56337,
+}  # fmt: skip
+RANX_METRICS = {"AP": "map", "nDCG@10": "ndcg@10", "RR": "mrr"}
+
+
+def tie_free_per_query() -> pl.DataFrame:
+    runs = [COMPARE_DATA / f"{name}.run" for name in "abc"]
+    return preval.evaluate(
+        runs, list(RANX_METRICS), qrels=COMPARE_DATA / "qrels.txt", input_format="trec"
+    ).collect()
+
+
+def by_pair(result: pl.DataFrame) -> dict[tuple[str, str, str], dict]:
+    """preval's rows keyed as ranx's pairs: (baseline, system, measure), baseline first."""
+    return {(r["baseline"], r["system"], r["measure"]): r for r in result.iter_rows(named=True)}
+
+
+def monte_carlo_tolerance(p: float, *resamples: int) -> float:
+    """4 standard errors of the difference of independent estimates of p (binomial, one per
+    number of resamples), plus the 1 / (R + 1) that (b + 1) / (R + 1) may add."""
+    se = math.sqrt(max(p * (1 - p), 1e-12) * sum(1 / r for r in resamples))
+    return 4 * se + 1 / (min(resamples) + 1)
+
+
+def test_the_tie_free_case_has_no_tied_scores_and_a_query_one_run_lacks() -> None:
+    run = preval.scan_run([COMPARE_DATA / f"{name}.run" for name in "abc"]).collect()
+    scores32 = run.with_columns(pl.col("score").cast(pl.Float32))
+    assert scores32.select(pl.struct("system", "query", "score").is_unique().all()).item()
+    assert run.group_by("system").agg(pl.col("query").n_unique()).sort("system").rows() == [
+        ("a", 40), ("b", 40), ("c", 39)
+    ]  # fmt: skip
+
+
+def test_t_test_and_means_equal_ranx_compare() -> None:
+    per_query = tie_free_per_query()
+    got = by_pair(preval.compare(per_query, test="t", correction="none"))
+    assert set(got) == set(RANX_STUDENT)
+    for key, p in RANX_STUDENT.items():
+        row = got[key]
+        assert row["p_value"] == pytest.approx(p, abs=1e-12, rel=0)
+        assert row["queries"] == 40  # q40 counts, scored 0 for c (ranx: make_comparable)
+        assert row["baseline_mean"] == pytest.approx(RANX_MEANS[key[0], key[2]], abs=1e-12)
+        assert row["mean"] == pytest.approx(RANX_MEANS[key[1], key[2]], abs=1e-12)
+
+
+def test_randomization_equals_ranx_fisher_within_monte_carlo_error() -> None:
+    per_query = tie_free_per_query()
+    resamples = 100_000
+    got = by_pair(preval.compare(per_query, test="randomization", correction="none",
+                                 n_resamples=resamples, seed=0))  # fmt: skip
+    for key, p in RANX_FISHER.items():
+        tolerance = monte_carlo_tolerance(p, RANX_PERMUTATIONS, resamples)
+        assert abs(got[key]["p_value"] - p) <= tolerance, (key, got[key]["p_value"], p)
+        # the tolerance would catch a one-sided test (half the p-value) at every p here but
+        # the smallest, where 4 standard errors are as wide as p / 2
+        if p > 0.01:
+            assert tolerance < p / 2
+
+
+def test_ranx_compare_live_when_installed() -> None:
+    ranx = pytest.importorskip("ranx")
+    qrels = ranx.Qrels.from_file(str(COMPARE_DATA / "qrels.txt"), kind="trec")
+    runs = [ranx.Run.from_file(str(COMPARE_DATA / f"{n}.run"), kind="trec") for n in "abc"]
+    per_query = tie_free_per_query()
+    permutations = 20_000
+    for test, ours in (("student", "t"), ("fisher", "randomization")):
+        report = ranx.compare(qrels, runs, list(RANX_METRICS.values()), stat_test=test,
+                              n_permutations=permutations, make_comparable=True)  # fmt: skip
+        got = by_pair(preval.compare(per_query, test=ours, correction="none",
+                                     n_resamples=permutations, seed=1))  # fmt: skip
+        for (x, y, measure), row in got.items():
+            metric = RANX_METRICS[measure]
+            assert row["mean"] == pytest.approx(report.results[y][metric], abs=1e-12)
+            p = float(report.comparisons[x, y][metric]["p_value"])
+            if test == "student":
+                assert row["p_value"] == pytest.approx(p, abs=1e-12, rel=0)
+            else:
+                tolerance = monte_carlo_tolerance(p, permutations, permutations)
+                assert abs(row["p_value"] - p) <= tolerance, (x, y, measure, row["p_value"], p)
+
+
+# --- several TREC run files --------------------------------------------------------------------
+RUN_FILES = [str(COMPARE_DATA / f"{name}.run") for name in "abc"]
+QRELS_FILE = str(COMPARE_DATA / "qrels.txt")
+
+
+def command_csv(capsys, *argv: str) -> pl.DataFrame:
+    rc = main(["compare", *argv, "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return pl.read_csv(out.encode())
+
+
+def test_the_command_says_which_run_lacks_judged_queries(capsys) -> None:
+    rc = main(["compare", *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "--baseline", "a"])
+    _, err = capsys.readouterr()
+    assert rc == 0, err
+    # c has no line for q40: scored 0 when evaluated, so compare itself finds no gap
+    assert "judged queries a run did not answer, scored 0 for it (trec_eval -c): c 1\n" in err
+    assert "40 queries per comparison" in err
+    rc = main(["compare", *RUN_FILES[:2], "--qrels", QRELS_FILE, "-m", "AP"])
+    _, err = capsys.readouterr()
+    assert rc == 0 and "did not answer" not in err
+
+
+def test_the_command_compares_trec_run_files_named_by_their_tags(capsys) -> None:
+    got = command_csv(capsys, *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "-m", "nDCG@10",
+                      "-m", "RR", "--baseline", "a", "--correction", "none")  # fmt: skip
+    assert got.select("system", "baseline").unique(maintain_order=True).rows() == [
+        ("b", "a"), ("c", "a")
+    ]  # fmt: skip
+    for row in got.iter_rows(named=True):  # the same numbers as ranx's compare (above)
+        key = ("a", row["system"], row["measure"])
+        assert row["p_value"] == pytest.approx(RANX_STUDENT[key], abs=1e-12, rel=0)
+        assert row["mean"] == pytest.approx(RANX_MEANS[row["system"], row["measure"]], abs=1e-12)
+        assert row["queries"] == 40
+    # the baseline may be named by its file; a qrels table reads as the TREC qrels file
+    by_file = command_csv(capsys, *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "-m",
+                          "nDCG@10", "-m", "RR", "--baseline", RUN_FILES[0], "--correction",
+                          "none")  # fmt: skip
+    assert by_file.equals(got)
+
+
+def test_run_files_with_one_tag_are_named_by_their_paths(tmp_path: Path, capsys) -> None:
+    # the tag of every line of both copies is "a": trec_eval would print the same runid twice
+    first, second = tmp_path / "first.run", tmp_path / "second.run"
+    first.write_bytes(Path(RUN_FILES[0]).read_bytes())
+    second.write_text(Path(RUN_FILES[1]).read_text().replace(" b\n", " a\n"))
+    qrels = tmp_path / "qrels.csv"
+    preval.scan_qrels(QRELS_FILE).collect().write_csv(qrels)
+    got = command_csv(capsys, str(first), str(second), "--qrels", str(qrels), "-m", "AP",
+                      "--baseline", str(first))  # fmt: skip
+    assert got.select("system", "baseline").row(0) == (str(second), str(first))
+    assert got["p_value"][0] == pytest.approx(RANX_STUDENT["a", "b", "AP"], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([RUN_FILES[0], "nope.run", "--qrels", QRELS_FILE], "run file not found: nope.run"),
+        ([*RUN_FILES[:2], "--qrels", "nope.txt"], "qrels file not found: nope.txt"),
+        ([RUN_FILES[0], RUN_FILES[0], "--qrels", QRELS_FILE],
+         f"run file {RUN_FILES[0]} is given twice"),
+        (["fixtures/example.parquet", RUN_FILES[0], "--qrels", QRELS_FILE],
+         "fixtures/example.parquet is a table (.parquet) and"),
+        ([RUN_FILES[0], "fixtures/example.parquet"], "is a table (.parquet) and"),
+        (RUN_FILES[:2], f"TREC run file {RUN_FILES[0]}: give its judgments with --qrels"),
+        ([RUN_FILES[0], "--qrels", QRELS_FILE], "is one system: give two or more run files"),
+        ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--per-query-table"], "--per-query-table"),
+        ([QRELS_FILE, "--per-query-table"], "per-query table: cannot tell the format"),
+        ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--by", "team"], "--by team: TREC run files"),
+        ([*RUN_FILES[:2], "--qrels", QRELS_FILE, "--format", "parquet"],
+         "write it to a file with --output comparison.parquet"),
+    ],
+)  # fmt: skip
+def test_bad_run_file_requests_are_clear_errors(argv: list[str], message: str, capsys) -> None:
+    rc = main(["compare", *argv])
+    _, err = capsys.readouterr()
+    assert rc == 2
+    assert err.startswith("preval: error: ") and message in err, err
+    assert "Traceback" not in err
+
+
+def test_the_output_suffix_chooses_parquet(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "comparison.parquet"
+    got = command_csv(capsys, *RUN_FILES, "--qrels", QRELS_FILE, "-m", "AP", "--output", str(out))
+    written = pl.read_parquet(out)
+    assert written.columns == got.columns
+    assert written["p_value"].to_list() == pytest.approx(got["p_value"].to_list(), abs=1e-12)
