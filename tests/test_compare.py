@@ -347,28 +347,6 @@ def test_randomization_equals_ranx_fisher_within_monte_carlo_error() -> None:
             assert tolerance < p / 2
 
 
-def test_ranx_compare_live_when_installed() -> None:
-    ranx = pytest.importorskip("ranx")
-    qrels = ranx.Qrels.from_file(str(COMPARE_DATA / "qrels.txt"), kind="trec")
-    runs = [ranx.Run.from_file(str(COMPARE_DATA / f"{n}.run"), kind="trec") for n in "abc"]
-    per_query = tie_free_per_query()
-    permutations = 20_000
-    for test, ours in (("student", "t"), ("fisher", "randomization")):
-        report = ranx.compare(qrels, runs, list(RANX_METRICS.values()), stat_test=test,
-                              n_permutations=permutations, make_comparable=True)  # fmt: skip
-        got = by_pair(preval.compare(per_query, test=ours, correction="none",
-                                     n_resamples=permutations, seed=1))  # fmt: skip
-        for (x, y, measure), row in got.items():
-            metric = RANX_METRICS[measure]
-            assert row["mean"] == pytest.approx(report.results[y][metric], abs=1e-12)
-            p = float(report.comparisons[x, y][metric]["p_value"])
-            if test == "student":
-                assert row["p_value"] == pytest.approx(p, abs=1e-12, rel=0)
-            else:
-                tolerance = monte_carlo_tolerance(p, permutations, permutations)
-                assert abs(row["p_value"] - p) <= tolerance, (x, y, measure, row["p_value"], p)
-
-
 # --- several TREC run files --------------------------------------------------------------------
 RUN_FILES = [str(COMPARE_DATA / f"{name}.run") for name in "abc"]
 QRELS_FILE = str(COMPARE_DATA / "qrels.txt")

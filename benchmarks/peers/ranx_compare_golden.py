@@ -12,7 +12,8 @@ ranx's ``make_comparable=True`` scores 0 as preval's ``missing="zero"`` does.
 
 The script then reads the files with ranx's own readers and prints, per test (ranx's
 ``student`` and ``fisher``), each run's mean per measure and the p-value of every pair:
-the lines tests/test_compare.py fixes.
+the lines tests/test_compare.py fixes. Run it with ranx installed after any change to
+preval's comparison: the fixed numbers are ranx's, so CI needs no ranx.
 """
 
 from __future__ import annotations
