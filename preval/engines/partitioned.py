@@ -101,19 +101,15 @@ def collect_partitioned(
 
 
 def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
-    """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys (`_bucket`)."""
-    return _bucket(_hash(group), buckets, level).alias(_BUCKET)
-
-
-def _bucket(hashed: pl.Expr | pl.Series, buckets: int, level: int = 0) -> pl.Expr | pl.Series:
-    """The bucket of each `hashed` group key. Each `level` reads other bits of the hash, so
-    that a bucket divided again by another level spreads over all the new buckets: 0, the
-    spilled or in-memory buckets; 1, the parts of a bucket; 2, the buckets a spilled bucket is
-    divided into when it is read back."""
+    """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys. Each `level`
+    reads other bits of the hash, so that a bucket divided again by another level spreads
+    over all the new buckets: 0, the spilled or in-memory buckets; 1, the parts of a bucket;
+    2, the buckets a spilled bucket is divided into when it is read back."""
+    hashed = _hash(group)
     shift = {0: 0, 1: 32, 2: 16}[level]
     if shift:
         hashed = hashed // 2**shift
-    return hashed % buckets
+    return (hashed % buckets).alias(_BUCKET)
 
 
 def _hash(group: list[str]) -> pl.Expr:
@@ -152,10 +148,8 @@ def _in_memory_buckets(
     )
 
     def divide(batch: pl.DataFrame) -> None:
-        hashed = batch.select(_hash(group)).to_series()  # once for both levels
-        keyed = batch.with_columns(
-            (_bucket(hashed, n, level) * parts + _bucket(hashed, parts, 1)).alias(_BUCKET)
-        )
+        # bucket b's parts are the keys b * parts ... (b + 1) * parts - 1
+        keyed = batch.with_columns(_bucket_of(group, n * parts, level))
         for (key,), part in keyed.partition_by(_BUCKET, include_key=False, as_dict=True).items():
             pieces.setdefault(key, []).append(part)
 
