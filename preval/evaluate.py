@@ -26,7 +26,7 @@ import polars as pl
 from . import diversity, inputs, io, validate
 from .conventions import get_convention
 from .errors import InputError, MeasureError, MissingColumnError
-from .measures import Spec, ideal_keys, parse_all
+from .measures import Spec, ideal_keys, parse_all, reads_judged_rows
 from .measures import build as build_measure
 from .options import Columns, Hints, Semantics
 from .ranking import (
@@ -390,6 +390,17 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
     if qrels is not None and not has_doc:
         msg = f"input: missing doc column {doc!r}, needed to join the run with qrels"
         raise MissingColumnError(msg)
+    whole = [s.name for s in specs if reads_judged_rows(s)]
+    if qrels is not None and whole:
+        if len(specs) < len(all_specs):
+            msg = (
+                f"{whole[0]} with separate qrels joins them into one table, which the diversity "
+                "measures cannot read (their judgments are per subtopic): evaluate them apart"
+            )
+            raise MeasureError(msg)
+        table = _joined_table(run_lf, qrels, recipe.columns, duplicates)
+        columns = dataclasses.replace(recipe.columns, subtopic=None)  # labels per doc now
+        return build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
     if ties is None:  # the convention's tie order; trec's needs doc ids
         ties = "trec" if (conv.ties == "trec" and has_doc) else "input"
     if ties == "trec" and not has_doc:
@@ -511,6 +522,45 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
         status, keys, names, all_specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
     )  # fmt: skip
+
+
+def _joined_table(
+    run: pl.LazyFrame, qrels: io.Source, columns: Columns, duplicates: str
+) -> pl.LazyFrame:
+    """A run and its qrels as one joined table, in the run's column names: each (by...,
+    query) group's rows with their labels, plus a row with a null score (not retrieved) for
+    every judged document of the query that the group did not retrieve; a judged query that a
+    system did not answer becomes such rows only, as trec_eval -c counts it.
+
+    For measures that read every judged document of a query as a row (`reads_judged_rows`).
+    The values of every measure are the same as with separate qrels (tests/test_properties.py).
+    The table is sorted by group, so that the chunked engine can read it.
+    """
+    query, doc, label, by = columns.query, columns.doc, columns.label, list(columns.by)
+    judged = io.scan(qrels, id_columns=(query, doc, *by), numeric_columns=(label,), what="qrels")
+    schema = judged.collect_schema()
+    validate.require_columns(schema, {"query": query, "doc": doc, "label": label}, "qrels")
+    validate.require_numeric(schema, label, "label", "qrels")
+    validate.require_key(schema, query, "query", "qrels")
+    validate.require_key(schema, doc, "doc", "qrels")
+    # by columns found in the qrels describe the query (a segment); the others are systems
+    described = [b for b in by if b in schema]
+    systems = [b for b in by if b not in schema]
+    judged = judged.select(*described, query, doc, label)
+    run = run.drop(label, strict=False)
+    run, judged = _align_ids(run, judged, [*described, query, doc])
+    if columns.subtopic is not None:  # a document's highest label over its subtopics
+        judged = judged.group_by([*described, query, doc]).agg(pl.col(label).max())
+    elif duplicates != "error":
+        judged = _dedupe(judged, [*described, query, doc], label, duplicates)
+    if systems:
+        judged = run.select(systems).unique().join(judged, how="cross")
+    # the run's rows keep their order (ties="input" reads it), the judged-only rows come after
+    table = run.join(
+        judged, on=[*by, query, doc], how="full", coalesce=True, maintain_order="left_right"
+    )
+    # each group's rows together, as the chunked engine reads them (a stable sort)
+    return table.sort([*by, query], maintain_order=True)
 
 
 def _subtopic_qrels(
@@ -656,7 +706,10 @@ def _top_cutoff(specs: list[Spec], ranking: Ranking) -> int | None:
     """
     if ranking.depth is not None or ranking.judged_only or ranking.convention != "trec":
         return None
-    if not all(s.definition.top_only and isinstance(s.cutoff, int) for s in specs):
+    if not all(
+        s.definition.top_only and isinstance(s.cutoff, int) and not reads_judged_rows(s)
+        for s in specs
+    ):
         return None
     return max(s.cutoff for s in specs)  # type: ignore[type-var]  # ints: checked above
 

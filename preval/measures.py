@@ -163,6 +163,9 @@ class Definition:
     # reads judgments per subtopic (`diversity.Intents`, not a `Ranking`): evaluated in the
     # diversity stage of the plan, from qrels with a subtopic column
     diversity: bool = False
+    # reads every judged document of its query as a row (the ideal ranking walked rank by
+    # rank, the highest grade): a plan with separate qrels joins them in first (`judged_rows`)
+    judged_rows: bool | Callable[[Spec], bool] = False
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,12 @@ class Spec:
         return self.definition.summary
 
 
+def reads_judged_rows(s: Spec) -> bool:
+    """Whether `s` reads every judged document of its query as a row (`Definition`)."""
+    flag = s.definition.judged_rows
+    return flag(s) if callable(flag) else flag
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -225,6 +234,7 @@ def measure(
     presets: dict[str, dict[str, str]] | None = None,
     ideals: Callable[[Spec], list[Any]] | None = None,
     diversity: bool = False,
+    judged_rows: bool | Callable[[Spec], bool] = False,
 ) -> Callable[[Callable[[Ranking, Spec], pl.Expr]], Callable[[Ranking, Spec], pl.Expr]]:
     """Register a measure function in the catalogue (its docstring's first line is its help).
 
@@ -247,6 +257,7 @@ def measure(
             top_only,
             ideals,
             diversity,
+            judged_rows,
         )
         CATALOGUE[name] = definition
         for alias in (name, *aliases, *(presets or {})):
@@ -533,12 +544,23 @@ def _trec_gains(s: Spec) -> GainRule:
 
 
 def _walk(r: Ranking, s: Spec, name: str) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
-    """(gain, ideal gain, discount, ranked) per row position of the group."""
+    """(gain, ideal gain, discount, ranked) per row position of the group.
+
+    With `judged_only` (trec_eval -J) the unjudged retrieved documents leave the ranking: the
+    rows walked are the others, so that positions are ranks among judged documents.
+    """
     rule = _trec_gains(s)
     ideal = r.ideal_gains(rule, name)
-    gain = pl.when(r.retrieved).then(r.judged_gain(rule)).otherwise(0.0)
-    discount = (r.position + 1).cast(pl.Float64).log(2)
-    return gain, ideal, discount, r.retrieved
+    judged = r.judged_gain(rule)
+    gain = pl.when(r.retrieved).then(judged).otherwise(0.0)
+    ranked, position = r.retrieved, r.position
+    if r.judged_only:
+        keep = (pl.col(LABEL) >= 0).fill_null(False) | pl.col(SCORE).is_null()
+        gain, ranked = gain.filter(keep), ranked.filter(keep)
+        ideal = judged.filter(keep).clip(lower_bound=0.0).sort(descending=True)
+        position = pl.int_range(1, count(keep) + 1, dtype=pl.Int64)
+    discount = (position + 1).cast(pl.Float64).log(2)
+    return gain, ideal, discount, ranked
 
 
 @measure(
@@ -547,14 +569,16 @@ def _walk(r: Ranking, s: Spec, name: str) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl
     params={"gains": GAINS},
     aliases=("ndcg_rel", "nDCG_rel"),
     trec="ndcg_rel",
+    judged_rows=True,
 )
 def ndcg_rel(r: Ranking, s: Spec) -> pl.Expr:
     """nDCG averaged over the documents of positive gain (trec_eval ``ndcg_rel``).
 
     (1/I) [Σ_{k ≤ n, g_k > 0} DCG(k)/IDCG(min(k, I)) + (I − h)·DCG(n)/IDCG(I)], I = judged
     documents of positive gain, h = those retrieved: a document never retrieved counts the
-    ranking's final nDCG. Gains as in nDCG (``gains=`` per grade). One joined table only
-    (it walks the ideal ranking). 0 when I = 0 or nothing of positive gain is retrieved.
+    ranking's final nDCG. Gains as in nDCG (``gains=`` per grade). It walks the ideal
+    ranking: separate qrels are joined in as rows first (`reads_judged_rows`). 0 when I = 0
+    or nothing of positive gain is retrieved.
     """
     gain, ideal, discount, ranked = _walk(r, s, "nDCGRel")
     dcg = (gain / discount).cum_sum()
@@ -573,6 +597,7 @@ def ndcg_rel(r: Ranking, s: Spec) -> pl.Expr:
     params={"gains": GAINS},
     aliases=("RnDCG",),
     trec="Rndcg",
+    judged_rows=True,
 )
 def r_ndcg(r: Ranking, s: Spec) -> pl.Expr:
     """nDCG averaged over the R-levels of the ideal ranking (trec_eval ``Rndcg``).
@@ -580,8 +605,8 @@ def r_ndcg(r: Ranking, s: Spec) -> pl.Expr:
     The R-levels are the ranks b − 1 where the ideal gain changes between ranks b − 1 and b
     (down to 0 after the last positive gain, rank I); each contributes DCG(min(b − 1, n)) /
     IDCG(b − 1). When the ranking runs on past rank I + 1, DCG(n)/IDCG(I) is one more level
-    (trec_eval's implied level at the end of the retrieval). The mean of those values. One
-    joined table only. 0 when R = 0 at the relevance level.
+    (trec_eval's implied level at the end of the retrieval). The mean of those values. Reads
+    every judged document as a row (`reads_judged_rows`). 0 when R = 0 at the relevance level.
     """
     gain, ideal, discount, _ = _walk(r, s, "Rndcg")
     dcg = (gain / discount).cum_sum()
@@ -605,14 +630,15 @@ def r_ndcg(r: Ranking, s: Spec) -> pl.Expr:
     cutoff="none",
     params={"gains": GAINS},
     trec="G",
+    judged_rows=True,
 )
 def normalized_g(r: Ranking, s: Spec) -> pl.Expr:
     """Normalised gain G (trec_eval ``G``, experimental there).
 
     G = (1/Σ ideal gains) Σ_{k ≤ n, g_k ≠ 0} g_k / log2(2 + C(k) − S(k)), with S(k) the
     gains of ranks 1..k and C(k) = Σ_{j ≤ k} max(ideal gain at j, 1). Gains as in nDCG
-    (``gains=``; a negative gain counts). One joined table only. 0 when no judged document
-    has a positive gain.
+    (``gains=``; a negative gain counts). Reads every judged document as a row. 0 when no
+    judged document has a positive gain.
     """
     gain, ideal, _, ranked = _walk(r, s, "G")
     cost = pl.max_horizontal(ideal, pl.lit(1.0)).cum_sum()
@@ -774,6 +800,7 @@ def bpm(r: Ranking, s: Spec) -> pl.Expr:
     },
     aliases=("compat", "compatibility"),
     trec="(ir_measures Compat)",
+    judged_rows=True,
 )
 def compat(r: Ranking, s: Spec) -> pl.Expr:
     """Compatibility (Clarke, Vtyurina & Smucker 2021): rank-biased overlap of the ranking
@@ -783,7 +810,7 @@ def compat(r: Ranking, s: Spec) -> pl.Expr:
     (0 for documents not retrieved) then the run's order, so that ties favour the run.
     RBO to depth D = max(n, ideal size): Σ_{d ≤ D} p^(d−1)·|run_d ∩ ideal_d|/d / Σ_{d ≤ D}
     p^(d−1), the overlap of the top d of both. ``normalize=false`` keeps the raw RBO. The
-    relevance level does not apply. One joined table only (it needs every positive document).
+    relevance level does not apply. Reads every judged document as a row (`reads_judged_rows`).
     0 when nothing is retrieved and nothing is relevant. ir_measures orders tied run scores by
     doc id ascending, preval by its ``ties=`` rule.
     """
@@ -948,6 +975,7 @@ def _discounts(r: Ranking, p: float) -> pl.Expr:
     aliases=("rbp",),
     trec="rbp.p=x (trec_eval 10, gain=scaled)",
     top_only=True,
+    judged_rows=lambda s: s.param("gain") == "scaled",  # the query's highest judged grade
 )
 def rank_biased_precision(r: Ranking, s: Spec) -> pl.Expr:
     """Rank-biased precision (Moffat & Zobel 2008): (1 − p) Σ_{k ≤ K} g_k · p^(k−1).

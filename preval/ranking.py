@@ -461,9 +461,6 @@ class Ranking:
                 "with separate qrels (or in the top-K plan): join the qrels into one table"
             )
             raise MeasureError(msg)
-        if self.depth is not None or self.judged_only:
-            msg = f"{measure} does not combine with depth or judged_only"
-            raise MeasureError(msg)
         return self.judged_gain(rule).clip(lower_bound=0.0).sort(descending=True)
 
     def ideal_dcg_of_rows(self, key: Any) -> pl.Expr:

@@ -202,10 +202,8 @@ OFFICIAL = (
     "recip_rank", "iprec_at_recall", "P",
 )  # fmt: skip
 # trec_eval's all_trec, less relstring (a string per query) and version 10's unj, and less
-# NOT_IN_ALL_TREC: rbp and rbp_resid are 10.0 only (9.0.8's all_trec has neither); G,
-# ndcg_rel and Rndcg walk the ideal ranking, which a plan with separate qrels does not carry
-# yet (docs/readme-measures.md): asked for by name they say so
-NOT_IN_ALL_TREC = ("rbp", "rbp_resid", "G", "ndcg_rel", "Rndcg")
+# NOT_IN_ALL_TREC: rbp and rbp_resid are 10.0 only (9.0.8's all_trec has neither)
+NOT_IN_ALL_TREC = ("rbp", "rbp_resid")
 ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in NOT_IN_ALL_TREC)
 NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC}
 

@@ -258,10 +258,9 @@ def test_trec_eval_10_rbp_and_residual() -> None:
     assert got["1"]["RBP(gain=scaled,p=0.5)"] == pytest.approx(0.5 * (1 / 3 + 2 / 3 / 4 + 1 / 48))
     assert round(got["1"]["RBP(gain=scaled,p=0.5)"], 4) == 0.2604
     assert got["1"]["RBPResid(p=0.5)"] == 0.09375
-    got = values(TREC_RUN, TREC_QRELS, ["RBPResid(p=0.5)"])  # separate qrels: no ideal needed
+    got = values(TREC_RUN, TREC_QRELS, ["RBPResid(p=0.5)", "RBP(p=0.5,gain=scaled)"])
     assert got["1"]["RBPResid(p=0.5)"] == 0.09375
-    with pytest.raises(preval.MeasureError, match="join them"):
-        values(TREC_RUN, TREC_QRELS, ["RBP(gain=scaled)"])
+    assert round(got["1"]["RBP(gain=scaled,p=0.5)"], 4) == 0.2604  # judged rows joined in
 
 
 def test_gdeval_err() -> None:
@@ -364,12 +363,18 @@ def test_g_ndcg_rel_rndcg_match_pytrec_eval_on_a_joined_table(seed: int) -> None
                     assert mine[q][m] == pytest.approx(vals[t], abs=1e-9), (q, m, seed)
 
 
-def test_walks_say_they_need_one_table() -> None:
-    with pytest.raises(preval.MeasureError, match="one table"):
-        values(TREC_RUN, TREC_QRELS, ["Rndcg"])
+def test_walks_of_the_ideal_ranking_with_separate_qrels_or_one_table() -> None:
     # trec_eval 9.0.8 -q -m G -m ndcg_rel -m Rndcg on TREC_QRELS / TREC_RUN
-    got = values(TREC_RUN, TREC_QRELS, ["G", "ndcg_rel", "Rndcg"], table=True)["1"]
-    assert [round(got[m], 4) for m in ("G", "nDCGRel", "Rndcg")] == [0.2497, 0.4182, 0.3177]
+    for table in (True, False):
+        got = values(TREC_RUN, TREC_QRELS, ["G", "ndcg_rel", "Rndcg"], table=table)["1"]
+        assert [round(got[m], 4) for m in ("G", "nDCGRel", "Rndcg")] == [0.2497, 0.4182, 0.3177]
+    # with the diversity measures (judgments per subtopic) they cannot share one call
+    run = pl.DataFrame({"query": ["1"], "doc": ["a"], "score": [1.0]})
+    qrels = pl.DataFrame({"query": ["1"], "topic": [1], "doc": ["a"], "label": [1]})
+    with pytest.raises(preval.MeasureError, match="evaluate them apart"):
+        preval.evaluate(run, ["G", "alpha_nDCG@5"], qrels=qrels, subtopic="topic")
+    got = preval.evaluate(run, ["G"], qrels=qrels, subtopic="topic").collect()
+    assert got["G"].to_list() == [1.0]  # the highest label over the subtopics, as other measures
 
 
 def test_pair_accuracy_is_ir_measures_accuracy() -> None:
@@ -508,13 +513,12 @@ def test_compat_is_ir_measures_compat() -> None:
             0.27161604799400074, 0.047619047619047616, 0.0947089947089947,
         ),
     }  # fmt: skip
-    got = values(RANX_RUN, RANX_QRELS, list(want), table=True)
-    for m, vals in want.items():
-        column = preval.measures.parse(m).name
-        for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
-            assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q)
-    with pytest.raises(preval.MeasureError, match="one table"):
-        values(RANX_RUN, RANX_QRELS, ["Compat"])
+    for table in (True, False):  # separate qrels are joined in as rows first
+        got = values(RANX_RUN, RANX_QRELS, list(want), table=table)
+        for m, vals in want.items():
+            column = preval.measures.parse(m).name
+            for q, v in zip(("q1", "q2", "q3"), vals, strict=True):
+                assert got[q][column] == pytest.approx(v, abs=1e-12), (m, q, table)
 
 
 # ir_measures' own unit-test cases (tests/test_judged.py and tests/test_accuracy.py of

@@ -167,6 +167,47 @@ def test_joined_table_matches_reference(case, ties, queries) -> None:
     compare(got.collect(), want)
 
 
+# Measures that read every judged document of a query as a row: with separate qrels the plan
+# joins the judgments into one table first (evaluate._joined_table)
+JUDGED_ROW_MEASURES = ["G", "ndcg_rel", "Rndcg", "Compat", "Compat(p=0.8,normalize=false)",
+                       "RBP(gain=scaled)", "RBP(gain=scaled,p=0.5)@3", "AP", "nDCG@3"]  # fmt: skip
+
+
+@SETTINGS
+@given(case=cases(), other=cases(), ties=TIE_RULES, queries=QUERY_SETS)
+def test_measures_of_judged_rows_take_separate_qrels(case, other, ties, queries) -> None:
+    # two systems over one set of qrels: each equals the reference on its own run, and a
+    # judged query a system did not answer counts for it (scores 0, trec_eval -c)
+    (run_a, qrels), (run_b, _) = case, other
+    run_b = [row for row in run_b if row[0] != "q1"]  # b never answers q1
+    options = {"ties": ties, "queries": queries}
+    frame_a, qrels_df = frames(run_a, qrels)
+    frame_b, _ = frames(run_b, qrels)
+    both = pl.concat([frame_a.with_columns(system=pl.lit("a")),
+                      frame_b.with_columns(system=pl.lit("b"))])  # fmt: skip
+    plan = preval.plan(both, JUDGED_ROW_MEASURES, qrels=qrels_df, by="system", **options)
+    got = preval.collect(plan, "in-memory").per_query().collect()
+    for system, rows in (("a", run_a), ("b", run_b)):
+        if not rows:  # a system without rows is not seen at all
+            assert system not in got["system"].to_list()
+            continue
+        want = reference.evaluate(run_dict(rows), qrels, JUDGED_ROW_MEASURES, **options)
+        part = got.filter(pl.col("system") == system).sort("query")
+        assert part["query"].to_list() == sorted(want)
+        for row in part.iter_rows(named=True):
+            for m in JUDGED_ROW_MEASURES:
+                column = preval.measures.parse(m).name
+                assert row[column] == pytest.approx(want[row["query"]][m], abs=1e-9), (m, row)
+    for engine in ("chunked", "partitioned"):
+        assert (
+            preval.collect(plan, engine)
+            .per_query()
+            .collect()
+            .sort("system", "query")
+            .equals(got.sort("system", "query"))
+        ), engine
+
+
 @settings(max_examples=examples(60), deadline=None)
 @given(case=cases(), seed=st.integers(0, 2**32 - 1))
 def test_trec_ties_do_not_depend_on_input_order(case, seed) -> None:

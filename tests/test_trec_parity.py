@@ -42,6 +42,7 @@ SEPARATORS = (" ", "\t", "   ", " \t ", "\t\t")
 EXACT = {
     "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "infAP",
     "11pt_avg", "ndcg", "set_P", "set_recall", "set_F", "num_nonrel_judged_ret", "relative_P",
+    "G", "ndcg_rel", "Rndcg",
 }  # fmt: skip
 PREFIXES = ("iprec_at_recall_", "P_", "recall_", "ndcg_cut_", "map_cut_", "success_", "relative_P_")
 COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
@@ -49,6 +50,7 @@ PYTREC_MEASURES = {
     "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P", "recall", "infAP", "11pt_avg", "ndcg", "ndcg_cut", "map_cut",
     "relative_P", "success", "set_P", "set_recall", "set_F", "num_nonrel_judged_ret",
+    "G", "ndcg_rel", "Rndcg",
 }  # fmt: skip
 
 
