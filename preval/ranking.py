@@ -330,6 +330,28 @@ class Ranking:
             return first if k is None else pl.when(first <= k).then(first)
         return self.hit_ranks(level, k).first()
 
+    def relstring(self, k: int) -> pl.Expr:
+        """trec_eval's ``relstring.k``: the codes of the first k ranked documents as one string.
+
+        A label from 0 to 9 is its digit, above 9 ``>``, a negative label (pooled, not
+        assessed) ``.``, no label (not in the pool) ``-``. Ranked rows only, so `depth` and
+        `judged_only` apply as to every measure; a query that ranks nothing gets ``""``.
+        """
+        label, ranked = pl.col(LABEL), self.retrieved
+        if self.depth is None and not self.judged_only:  # ranked rows come first: read k
+            label, ranked = label.head(k), ranked.head(k)
+        label = label.filter(ranked).head(k)
+        code = (
+            pl.when(label > 9)
+            .then(pl.lit(">"))
+            .when(label >= 0)
+            .then(label.cast(pl.Int64).cast(pl.String))
+            .when(label.is_null())
+            .then(pl.lit("-"))
+            .otherwise(pl.lit("."))
+        )
+        return code.str.join("")
+
     @property
     def num_ret(self) -> pl.Expr:
         return count(self.retrieved)
