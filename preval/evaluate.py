@@ -50,6 +50,7 @@ from .ranking import (
     in_order,
     nonrel_column,
     packed_sort_keys,
+    relstring_column,
     run_number,
     sort_keys,
 )
@@ -71,11 +72,6 @@ class Recipe:
     qrels: io.Source | None = None
     # cutoffs of trec_eval's relstring: a String column each (`relstring_column`), not measures
     relstrings: tuple[int, ...] = ()
-
-
-def relstring_column(k: int) -> str:
-    """The per-query String column of trec_eval's ``relstring.k`` (`Ranking.relstring`)."""
-    return f"relstring@{k}"
 
 
 @dataclass(frozen=True)

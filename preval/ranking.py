@@ -37,12 +37,18 @@ RUN = "_run"  # number of a run of rows with equal group keys
 # row number in the ranked frame, whose groups are runs of rows in ranking order
 POSITION = "_pos"
 REL_FLAG = "_rel"  # + a number: `judged_rel` at one level, once per row (`Ranking.flagged`)
+RELSTRING = "relstring@"  # + k: a per-query String column, not a measure (`relstring_column`)
 
 # Gain rules of DCG-style measures: LINEAR max(label, 0) (trec_eval, ranx ndcg), EXP
 # 2^max(label, 0) - 1 (Burges et al.; ranx ndcg_burges, gdeval), or a tuple of (grade, gain)
 # pairs overriding single grades (trec_eval ``ndcg.1=3.5,2=9.0``; other grades keep LINEAR).
 LINEAR, EXP = "linear", "exp"
 GainRule = str | tuple[tuple[float, float], ...]
+
+
+def relstring_column(k: int) -> str:
+    """The per-query String column of trec_eval's ``relstring.k`` (`Ranking.relstring`)."""
+    return f"{RELSTRING}{k}"
 
 
 def gain_of(label: pl.Expr, rule: GainRule = LINEAR) -> pl.Expr:
