@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from pathlib import Path
 
 import polars as pl
@@ -157,3 +158,16 @@ def test_python_plan_engines_and_top_k() -> None:
     assert summary.columns == ["NumQ", "P@2"]
     with pytest.raises(MeasureError, match="relstrings"):
         build_plan(table, ["P@2"], relstrings=[-1])
+
+
+def test_readme_example_output_is_real() -> None:
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    command, shown = re.search(
+        r"\$ preval (trec [^\n]*relstring[^\n]*)\n```\n\n```text\n(.*?)```", readme, flags=re.S
+    ).groups()
+    args = [str(root / a) if a.startswith("fixtures/") else a for a in command.split()[1:]]
+    got = trec(*args)
+    shown_lines = shown.splitlines()
+    assert len(shown_lines) >= 4
+    assert got[: len(shown_lines)] == shown_lines
