@@ -1,9 +1,10 @@
 """trec_eval compatibility: its measure names, `-m` grammar, measure sets and output format.
 
 Every trec_eval measure preval implements maps onto catalogue measures (``P.5,10`` ->
-``P@5``, ``P@10``); nothing is computed here. `TREC_MEASURES` lists them in the order of
-trec_eval's measure table (``measures.c``), which is the order trec_eval prints in,
-whatever the order of ``-m`` options.
+``P@5``, ``P@10``), except ``relstring``, a per-query String column of the same plan
+(``relstring.20`` -> ``relstring@20``, `build_plan`'s `relstrings`); nothing is computed
+here. `TREC_MEASURES` lists them in the order of trec_eval's measure table (``measures.c``),
+which is the order trec_eval prints in, whatever the order of ``-m`` options.
 """
 
 from __future__ import annotations
