@@ -460,7 +460,10 @@ def _print_audit(audit_df: pl.DataFrame) -> None:
 
 def _trec(args: argparse.Namespace) -> int:
     lines = trec.parse_m(args.measures)
-    measures = list(dict.fromkeys(line.column for line in lines))
+    strings = [line for line in lines if line.kind == "string"]  # relstring: not a measure
+    measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
+    # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone
+    measures = measures or ["NumQ"]
     files = [Path(p) for p in args.runs]
     names = io.run_names(files)
     plan = build_plan(
@@ -479,6 +482,7 @@ def _trec(args: argparse.Namespace) -> int:
         depth=args.depth,
         judged_only=args.judged_only,
         trec_version=args.trec_version,
+        relstrings=[trec.relstring_cutoff(line) for line in strings],
     )
     try:
         with _progress("evaluating") as progress:
@@ -498,19 +502,18 @@ def _trec(args: argparse.Namespace) -> int:
     # trec_eval 9 prints per-query lines only for the queries of the run, with -c too: whether
     # the run answered a query is known before -M and -J
     per_query = plan.per_query(answered="_answered")
-    per_query_df, summary_df = pl.collect_all(
-        [per_query, summarize(per_query.drop("_answered"), by=["system"])]
-    )
+    measures_only = per_query.drop("_answered", *plan.string_names)
+    per_query_df, summary_df = pl.collect_all([per_query, summarize(measures_only, by=["system"])])
     if summary_df.height == 0:
         print("preval: warning: no query has both results and judgments", file=sys.stderr)
     if args.table:
-        rows = {"measure": [line.name for line in lines if line.kind != "runid"]}
+        shown_lines = [line for line in lines if line.kind not in ("runid", "string")]
+        rows = {"measure": [line.name for line in shown_lines]}
         for name in names:
             row = summary_df.filter(pl.col("system") == name)
             rows[name] = [
                 trec.format_value(line, row[line.column][0]) if row.height else "-"
-                for line in lines
-                if line.kind != "runid"
+                for line in shown_lines
             ]
         sys.stdout.write(report.table(pl.DataFrame(rows)) + "\n")
         return 0

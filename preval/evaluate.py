@@ -50,6 +50,7 @@ from .ranking import (
     in_order,
     nonrel_column,
     packed_sort_keys,
+    relstring_column,
     run_number,
     sort_keys,
 )
@@ -69,6 +70,8 @@ class Recipe:
     columns: Columns = dataclasses.field(default_factory=Columns)
     semantics: Semantics = dataclasses.field(default_factory=Semantics)
     qrels: io.Source | None = None
+    # cutoffs of trec_eval's relstring: a String column each (`relstring_column`), not measures
+    relstrings: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,16 +110,24 @@ class Evaluation:
     def measure_names(self) -> list[str]:
         return [s.name for s in self.specs]
 
+    @property
+    def string_names(self) -> list[str]:
+        """The per-query String columns (`build_plan`'s `relstrings`): not measures, so the
+        long form and summaries leave them out."""
+        return [relstring_column(k) for k in (self.recipe.relstrings if self.recipe else ())]
+
     def per_query(
         self, form: Literal["wide", "long"] = "wide", *, answered: str | None = None
     ) -> pl.LazyFrame:
         """The evaluated queries; `answered` names an extra boolean column that says whether
-        the run retrieved anything for the query (before `depth` and `judged_only`)."""
+        the run retrieved anything for the query (before `depth` and `judged_only`). The wide
+        form ends with the String columns (`string_names`), the long form holds measures only."""
         cols = [*self.keys, QUERY]
         extra = [(pl.col(_N_RET) > 0).alias(answered)] if answered else []
+        strings = self.string_names if form == "wide" else []
         out = (
             self.status.filter(pl.col(_EVAL))
-            .select(*cols, *self.measure_names, *extra)
+            .select(*cols, *self.measure_names, *strings, *extra)
             .sort(cols)
             .rename(self.names)
         )
@@ -324,9 +335,16 @@ def build_plan(
     input_format: Literal["table", "trec"] = "table",
     rows_per_query: float | None = None,
     subtopic: str | None = None,
+    relstrings: Sequence[int] = (),
 ) -> Evaluation:
     """The evaluation plan, to run once with an engine (`preval.collect`) and read several
     ways: per-query rows, the audit, summaries. The keywords are `evaluate`'s.
+
+    `relstrings`: cutoffs k of trec_eval's ``relstring.k``; each adds a String column
+    ``relstring@k`` to the wide per-query table: the codes of the query's first k ranked
+    documents, one character each (a label 0-9 as its digit, ``>`` above 9, ``.`` a negative
+    label, ``-`` no label), after `depth` and `judged_only`. Not a measure: summaries and the
+    long form leave it out.
 
     `rows_per_query` estimates the rows of each (by..., query) group: when every measure reads
     only the top K ranked rows and the groups average at least `TOP_K_SHARE` × K rows, the plan
@@ -343,6 +361,9 @@ def build_plan(
     elif input_format != "table":
         msg = f"input_format must be 'table' or 'trec', got {input_format!r}"
         raise InputError(msg)
+    if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in relstrings):
+        msg = f"relstrings must be whole numbers >= 0, got {list(relstrings)!r}"
+        raise MeasureError(msg)
     recipe = Recipe(
         tuple(s.name for s in parse_all(measures)),
         Columns(query, doc, score, label, by, subtopic),  # type: ignore[arg-type]  # normalised there
@@ -351,6 +372,7 @@ def build_plan(
             convention, num_positives, num_negatives, include_inf,
         ),
         qrels,
+        tuple(dict.fromkeys(relstrings)),
     )  # fmt: skip
     return build(data, recipe, Hints(rows_per_query=rows_per_query))
 
@@ -440,23 +462,32 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
     }  # fmt: skip
     k = top_k = None  # ranks only each query's top K rows when set
     float_score = run_schema[score].is_float()
+    # read only labels, the score's order, depth and judged_only: the same under any Ranking
+    strings = [
+        Ranking("rows", relevance_level, **options).relstring(n).alias(relstring_column(n))
+        for n in recipe.relstrings
+    ]
     if qrels is None:
         ranking = Ranking("rows", relevance_level, **options)
         # no placeholder rows without qrels: PAD is false throughout
         floats = {"float_score": float_score, "float_label": run_schema[label].is_float()}
         rules = _rules(has_doc, ranking, has_pad=False, **floats)
         judged = pl.col(LABEL).is_not_null().any()
-        k = top_k = None if _presorted or count_columns else _top_cutoff(specs, ranking)
+        k = top_k = (
+            None if _presorted or count_columns else _top_cutoff(specs, ranking, recipe.relstrings)
+        )
         if k is not None and (rows_per_query is None or rows_per_query < TOP_K_SHARE * k):
             k = None
         if k is None:
             status = _aggregate(
                 rows, keys, specs, ranking, ties, rules, judged, _presorted, runs=_contiguous,
-                pads=False,
+                pads=False, strings=strings,
             )  # fmt: skip
         else:
             top = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
-            status = _aggregate_top(rows, keys, specs, ranking, top, ties, rules, judged, k)
+            status = _aggregate_top(
+                rows, keys, specs, ranking, top, ties, rules, judged, k, strings=strings
+            )
     else:
         ranking = Ranking("columns", relevance_level, level_cols, ideal_cols, **options)
         qrels_lf = io.scan(
@@ -480,6 +511,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
             placeholders,
             _presorted,
             _contiguous,
+            strings,
         )
 
     check = validate.checker(rules, names, roles, "input", rows)
@@ -640,13 +672,15 @@ def _aggregate(
     *,
     runs: bool = False,
     pads: bool = True,
+    strings: Sequence[pl.Expr] = (),
 ) -> pl.LazyFrame:
     """Sort once, then one group_by/agg for every measure, audit and validation counter.
 
     `presorted`: the rows are in ranking order within each group already; no sort. `runs` (with
     `presorted`): each group's rows are also contiguous; groups are taken as runs of rows.
     `pads`: the rows may hold placeholders (qrels' judged queries a system did not answer);
-    if not, the audit counts rows without asking which are real.
+    if not, the audit counts rows without asking which are real. `strings`: per-query String
+    columns (`Ranking.relstring`), aggregated with the measures.
     """
     if ranking.convention == "vlfeat":
         rows = _sign_labels(rows, keep=pl.col(PAD))
@@ -662,7 +696,7 @@ def _aggregate(
     ranked = ranked.with_row_index(POSITION).with_columns(flags)
     checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=pads)
     status = _status_exprs(ranking, judged, pads=pads)
-    exprs = [*[build_measure(s, ranking) for s in specs], *status, *checks]
+    exprs = [*[build_measure(s, ranking) for s in specs], *strings, *status, *checks]
     if presorted and runs:
         # Polars groups several keys by hashing even when they are sorted; a run number is one
         # key, sorted by construction (given as a column, or numbered here)
@@ -698,8 +732,9 @@ def _status_exprs(ranking: Ranking, judged: pl.Expr, *, pads: bool) -> list[pl.E
 TOP_K_SHARE = 10
 
 
-def _top_cutoff(specs: list[Spec], ranking: Ranking) -> int | None:
-    """K when every measure reads only the top K ranked rows (and per-query totals), else None.
+def _top_cutoff(specs: list[Spec], ranking: Ranking, relstrings: Sequence[int] = ()) -> int | None:
+    """K when every measure (and relstring) reads only the top K ranked rows (and per-query
+    totals), else None.
 
     Not with `depth` or `judged_only` (they change which rows take a rank) nor outside the
     trec convention (where some measures read the whole curve).
@@ -711,7 +746,8 @@ def _top_cutoff(specs: list[Spec], ranking: Ranking) -> int | None:
         for s in specs
     ):
         return None
-    return max(s.cutoff for s in specs)  # type: ignore[type-var]  # ints: checked above
+    cutoffs = [*(s.cutoff for s in specs), *relstrings]
+    return max(cutoffs) if cutoffs else None  # type: ignore[type-var]  # ints: checked above
 
 
 def _aggregate_top(
@@ -724,6 +760,8 @@ def _aggregate_top(
     rules: list[validate.Rule],
     judged: pl.Expr,
     k: int,
+    *,
+    strings: Sequence[pl.Expr] = (),
 ) -> pl.LazyFrame:
     """`_aggregate` for measures that read only each query's top k ranked rows.
 
@@ -753,8 +791,8 @@ def _aggregate_top(
         .sort(by, descending=descending, nulls_last=True)
         .with_row_index(POSITION)
     )
-    values = ranked.group_by(group).agg(*[build_measure(s, top) for s in specs])
-    names = [s.name for s in specs]
+    values = ranked.group_by(group).agg(*[build_measure(s, top) for s in specs], *strings)
+    names = [s.name for s in specs] + [e.meta.output_name() for e in strings]
     audit = [c for c in stats.collect_schema().names() if c not in (*group, *total_names)]
     return stats.join(values, on=group, how="left", nulls_equal=True).select(*group, *names, *audit)
 
@@ -787,6 +825,7 @@ def _with_qrels(
     placeholders: bool | pl.LazyFrame,
     presorted: bool,
     contiguous: bool,
+    strings: Sequence[pl.Expr] = (),
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -846,8 +885,9 @@ def _with_qrels(
         joined = joined.sort(_ORDER).drop(_ORDER)
     judged = pl.col(JUDGED_COUNT).first().is_not_null()
     answered = _aggregate(  # the run's rows: no placeholder among them
-        joined, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous, pads=False
-    ).cache()
+        joined, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous, pads=False,
+        strings=strings,
+    ).cache()  # fmt: skip
     if placeholders is False:
         return answered
 
@@ -868,7 +908,7 @@ def _with_qrels(
         .join(stats, on=[*qkeys, QUERY], how="left")
         .select(schema.names())
     )
-    unanswered = _aggregate(pads, keys, specs, ranking, ties, rules, judged)
+    unanswered = _aggregate(pads, keys, specs, ranking, ties, rules, judged, strings=strings)
     return pl.concat([answered, unanswered], how="vertical")
 
 

@@ -37,12 +37,18 @@ RUN = "_run"  # number of a run of rows with equal group keys
 # row number in the ranked frame, whose groups are runs of rows in ranking order
 POSITION = "_pos"
 REL_FLAG = "_rel"  # + a number: `judged_rel` at one level, once per row (`Ranking.flagged`)
+RELSTRING = "relstring@"  # + k: a per-query String column, not a measure (`relstring_column`)
 
 # Gain rules of DCG-style measures: LINEAR max(label, 0) (trec_eval, ranx ndcg), EXP
 # 2^max(label, 0) - 1 (Burges et al.; ranx ndcg_burges, gdeval), or a tuple of (grade, gain)
 # pairs overriding single grades (trec_eval ``ndcg.1=3.5,2=9.0``; other grades keep LINEAR).
 LINEAR, EXP = "linear", "exp"
 GainRule = str | tuple[tuple[float, float], ...]
+
+
+def relstring_column(k: int) -> str:
+    """The per-query String column of trec_eval's ``relstring.k`` (`Ranking.relstring`)."""
+    return f"{RELSTRING}{k}"
 
 
 def gain_of(label: pl.Expr, rule: GainRule = LINEAR) -> pl.Expr:
@@ -329,6 +335,28 @@ class Ranking:
             first = (pl.when(self.rel(level)).then(number).min() - number.min() + 1).cast(pl.Int64)
             return first if k is None else pl.when(first <= k).then(first)
         return self.hit_ranks(level, k).first()
+
+    def relstring(self, k: int) -> pl.Expr:
+        """trec_eval's ``relstring.k``: the codes of the first k ranked documents as one string.
+
+        A label from 0 to 9 is its digit, above 9 ``>``, a negative label (pooled, not
+        assessed) ``.``, no label (not in the pool) ``-``. Ranked rows only, so `depth` and
+        `judged_only` apply as to every measure; a query that ranks nothing gets ``""``.
+        """
+        label, ranked = pl.col(LABEL), self.retrieved
+        if self.depth is None and not self.judged_only:  # ranked rows come first: read k
+            label, ranked = label.head(k), ranked.head(k)
+        label = label.filter(ranked).head(k)
+        code = (
+            pl.when(label > 9)
+            .then(pl.lit(">"))
+            .when(label >= 0)
+            .then(label.cast(pl.Int64).cast(pl.String))
+            .when(label.is_null())
+            .then(pl.lit("-"))
+            .otherwise(pl.lit("."))
+        )
+        return code.str.join("")
 
     @property
     def num_ret(self) -> pl.Expr:

@@ -9,6 +9,7 @@ import polars as pl
 from . import io
 from .errors import InputError, MeasureError
 from .measures import GMAP_FLOOR, Spec, parse
+from .ranking import RELSTRING
 
 
 def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
@@ -41,7 +42,8 @@ def summarize(
         A wide per-query table (frame or path).
     by
         Grouping columns. Default: every column that is neither `query` nor a measure (the
-        `by` keys of the evaluation); ``[]`` for one overall row.
+        `by` keys of the evaluation), nor a ``relstring@k`` column (a String per query, which
+        is left out of the summary); ``[]`` for one overall row.
     query
         Name of the query column.
 
@@ -57,7 +59,11 @@ def summarize(
         msg = "per-query table: no measure columns found (expected names like AP, P@10)"
         raise InputError(msg)
     if by is None:
-        keys = [c for c in schema.names() if c != query and c not in specs]
+        keys = [
+            c
+            for c in schema.names()
+            if c != query and c not in specs and not c.startswith(RELSTRING)
+        ]
     else:
         keys = [by] if isinstance(by, str) else list(by)
         missing = [k for k in keys if k not in schema]
@@ -81,7 +87,11 @@ def summarize(
         # are not measures (a query of several systems in an overall row). Once, not in each
         # mean, where Polars would arg-sort the query column again, even one flagged as sorted;
         # a group keeps its rows in the frame's order.
-        others = [c for c in schema.names() if c != query and c not in specs]
+        others = [
+            c
+            for c in schema.names()
+            if c != query and c not in specs and not c.startswith(RELSTRING)
+        ]
         lf = lf.sort(query, *others)
     if not keys:
         return lf.select(aggs)

@@ -1,9 +1,10 @@
 """trec_eval compatibility: its measure names, `-m` grammar, measure sets and output format.
 
 Every trec_eval measure preval implements maps onto catalogue measures (``P.5,10`` ->
-``P@5``, ``P@10``); nothing is computed here. `TREC_MEASURES` lists them in the order of
-trec_eval's measure table (``measures.c``), which is the order trec_eval prints in,
-whatever the order of ``-m`` options.
+``P@5``, ``P@10``), except ``relstring``, a per-query String column of the same plan
+(``relstring.20`` -> ``relstring@20``, `build_plan`'s `relstrings`); nothing is computed
+here. `TREC_MEASURES` lists them in the order of trec_eval's measure table (``measures.c``),
+which is the order trec_eval prints in, whatever the order of ``-m`` options.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from .errors import MeasureError
+from .evaluate import relstring_column
 from .measures import parse
 
 LONG_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
@@ -28,8 +30,9 @@ class TrecMeasure:
     """A trec_eval measure: how its parameters become catalogue measures and output names."""
 
     name: str
-    kind: str  # "float", "int", "runid", "numq"
-    to_preval: Callable[[str | None], str]  # one parameter (or None) -> a catalogue measure
+    kind: str  # "float", "int", "runid", "numq", "string" (relstring)
+    # one parameter (or None) -> a catalogue measure (for "string": a per-query String column)
+    to_preval: Callable[[str | None], str]
     defaults: tuple[str, ...] = ()  # default parameters: one output line each
     # "long" / "float": a list of cutoffs; "pairs": rel_level=gain pairs; "": one optional
     # parameter
@@ -144,6 +147,21 @@ def _rbp(measure: str, extra: str) -> Callable[[str | None], str]:
     return build
 
 
+def _relstring(param: str | None) -> str:
+    """``relstring.N`` -> the per-query String column of the first N codes (default 10)."""
+    if param is None:
+        return relstring_column(10)
+    if not param.isascii() or not param.isdigit():
+        msg = f"trec measure relstring: the length must be a whole number >= 0, got {param!r}"
+        raise MeasureError(msg)
+    return relstring_column(int(param))
+
+
+def relstring_cutoff(line: Line) -> int:
+    """N of a relstring line (its column, `relstring_column`)."""
+    return int(line.column.rpartition("@")[2])
+
+
 def _set_f(param: str | None) -> str:
     # trec_eval's set_F parameter is beta squared: (x+1)PR/(xP+R)
     if param is None:
@@ -171,6 +189,8 @@ TREC_MEASURES: list[TrecMeasure] = [
     TrecMeasure("recip_rank", "float", _fixed("RR")),
     TrecMeasure("iprec_at_recall", "float", lambda p: f"IPrec@{p}", RECALL_LEVELS, "float"),
     TrecMeasure("P", "float", lambda p: f"P@{p}", LONG_CUTOFFS, "long"),
+    # per query only: trec_eval prints no `all` line for it
+    TrecMeasure("relstring", "string", _relstring),
     TrecMeasure("recall", "float", lambda p: f"R@{p}", LONG_CUTOFFS, "long"),
     TrecMeasure("infAP", "float", _fixed("infAP")),
     TrecMeasure("gm_bpref", "float", _fixed("GMBpref"), per_query=False),
@@ -201,8 +221,8 @@ OFFICIAL = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P",
 )  # fmt: skip
-# trec_eval's all_trec, less relstring (a string per query) and version 10's unj, and less
-# NOT_IN_ALL_TREC: rbp and rbp_resid are 10.0 only (9.0.8's all_trec has neither)
+# trec_eval's all_trec, less version 10's unj, and less NOT_IN_ALL_TREC: rbp and rbp_resid are
+# 10.0 only (9.0.8's all_trec has neither)
 NOT_IN_ALL_TREC = ("rbp", "rbp_resid")
 ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in NOT_IN_ALL_TREC)
 NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC}
@@ -244,14 +264,18 @@ def parse_m(options: Sequence[str]) -> list[Line]:
     for m in TREC_MEASURES:
         if m.name in chosen:
             for out_name, measure in m.expand(chosen[m.name]):
-                lines.append(Line(out_name, m.kind, parse(measure).name, m.per_query))
+                column = measure if m.kind == "string" else parse(measure).name
+                lines.append(Line(out_name, m.kind, column, m.per_query))
     return lines
 
 
 def format_value(line: Line, value: float | str) -> str:
-    """A value as trec_eval prints it: %6.4f for rates, %ld for counts, the runid as is."""
+    """A value as trec_eval prints it: %6.4f for rates, %ld for counts, the runid as is, a
+    relstring in single quotes."""
     if line.kind == "runid":
         return str(value)
+    if line.kind == "string":
+        return f"'{value}'"
     if line.kind in ("int", "numq"):
         return str(int(value))
     return f"{value:6.4f}"
@@ -275,6 +299,8 @@ def format_lines(
     if summary is not None:
         row = summary.row(0, named=True) if summary.height else {}
         for line in lines:
+            if line.kind == "string":  # per query only, as in trec_eval
+                continue
             value = runid if line.kind == "runid" else row.get(line.column)
             if value is None:  # no query evaluated: trec_eval prints nothing to average
                 continue
