@@ -551,8 +551,6 @@ examples:
   preval compare per_query.parquet --per-query-table --format csv
 """
 FORMATS = ("table", "markdown", "latex", "csv", "json")
-# a path with one of these suffixes is a table; any other (.run, .txt, .gz ...) a TREC file
-TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".tab")
 
 
 def add_parser(sub) -> None:
@@ -677,7 +675,8 @@ def run(args) -> int:
 
 
 def _is_run(path: str) -> bool:
-    return Path(path).suffix.lower() not in TABLE_SUFFIXES
+    """Whether `path` is a TREC file: any suffix but a table's (.run, .txt, .gz ...)."""
+    return Path(path).suffix.lower() not in io.TABLE_SUFFIXES
 
 
 def _evaluate_runs(args, measures: list[str]) -> tuple[pl.DataFrame, str | None]:
