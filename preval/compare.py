@@ -200,9 +200,9 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
     measure, and each system's values contiguous, so that the differences of a pair are one
     subtraction of two rows.
     """
-    index = "__preval_query_index"
-    while index in table.columns:
-        index += "_"
+    index, row = "__preval_query_index", "__preval_row"
+    while index in table.columns or row in table.columns:
+        index, row = index + "_", row + "_"
     rows = table.lazy().filter(pl.col(by).is_not_null())
     queries = rows.select(pl.col(query).unique(maintain_order=True)).collect()
     n_queries = queries.height
@@ -211,12 +211,15 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
         system = pl.col(by).cast(pl.Enum(systems)).to_physical().cast(pl.Int64)
     else:
         system = pl.col(by).replace_strict(systems, list(range(len(systems))))
+    # the join need not keep the rows' order (each row carries its codes and its values, and
+    # its number for the rule on repeated rows below): an ordered join costs twice as much
     coded = (
-        rows.join(queries.lazy().with_row_index(index), on=query, how="left",
-                  maintain_order="left", nulls_equal=True)
+        rows.with_row_index(row)
+        .join(queries.lazy().with_row_index(index), on=query, how="left", nulls_equal=True)
         .select(
             pl.col(index).cast(pl.Int64),
             system.cast(pl.Int64).alias(by),
+            pl.col(row),
             *[pl.col(n).is_not_null().alias(f"{i}present") for i, n in enumerate(names)],
             *[pl.col(n).cast(pl.Float64).fill_null(0.0).alias(f"{i}value")
               for i, n in enumerate(names)],
@@ -227,16 +230,24 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
     first = None
     if np.bincount(cells, minlength=len(systems) * n_queries).max(initial=0) > 1:
         # a (system, query) given twice: its first row counts, as in a pivot taking "first"
-        _, first = np.unique(cells, return_index=True)
-        cells = cells[first]
+        by_cell = np.lexsort((coded[row].to_numpy(), cells))
+        cells = cells[by_cell]
+        first = by_cell[np.r_[True, cells[1:] != cells[:-1]]]
+        cells = cells[np.r_[True, cells[1:] != cells[:-1]]]
+    shape = (len(systems), n_queries)
+    given = np.zeros(shape, dtype=bool)  # the (system, query) cells that have a row
+    given.reshape(-1)[cells] = True
     out = {}
     for i, name in enumerate(names):
-        shape = (len(systems), n_queries)
-        x, present = np.zeros(shape), np.zeros(shape, dtype=bool)
+        x = np.zeros(shape)
         values = coded[f"{i}value"].to_numpy()
-        has = coded[f"{i}present"].to_numpy()
         x.reshape(-1)[cells] = values if first is None else values[first]
-        present.reshape(-1)[cells] = has if first is None else has[first]
+        if coded[f"{i}present"].all():
+            present = given
+        else:
+            has = coded[f"{i}present"].to_numpy()
+            present = np.zeros(shape, dtype=bool)
+            present.reshape(-1)[cells] = has if first is None else has[first]
         keep = present.all(axis=0) if missing == "drop" else present.any(axis=0)
         if not keep.all():
             x, present = x[:, keep], present[:, keep]
