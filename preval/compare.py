@@ -128,26 +128,31 @@ def compare(
     )
     rng = np.random.default_rng(seed)
     column = {s: i for i, s in enumerate(systems)}
-    cols = [column[s] for s, _ in pairs]
-    base = [column[b] for _, b in pairs]
-    universes = {name: _universe(table, name, by, query, systems, missing) for name in names}
-    diffs = {name: x[:, cols] - x[:, base] for name, (x, _) in universes.items()}
+    cols = np.array([column[s] for s, _ in pairs], dtype=np.intp)
+    base = np.array([column[b] for _, b in pairs], dtype=np.intp)
+    universes = _universes(table, names, by, query, systems, missing)
     shared: dict[str, list] = {}
     if test == "randomization":
         # one set of random signs for every comparison of every measure on the same queries
         by_size: dict[int, list[str]] = {}
-        for name, d in diffs.items():
-            by_size.setdefault(d.shape[0], []).append(name)
-        for group in by_size.values():
-            p_all = randomization_p(np.hstack([diffs[n] for n in group]), n_resamples, rng)
+        for name, (x, _) in universes.items():
+            by_size.setdefault(x.shape[1], []).append(name)
+        for size, group in by_size.items():
+            # comparisons x queries, each row contiguous; its transpose is the queries x
+            # comparisons matrix the test multiplies with its signs (no copy)
+            d = np.empty((len(group) * len(pairs), size))
+            for k, name in enumerate(group):
+                x = universes[name][0]
+                np.subtract(x[cols], x[base], out=d[k * len(pairs) : (k + 1) * len(pairs)])
+            p_all = randomization_p(d.T, n_resamples, rng)
             for k, name in enumerate(group):
                 shared[name] = p_all[k * len(pairs) : (k + 1) * len(pairs)]
-    rows = []
+    parts = []
     for name in names:
         x, present = universes[name]
-        rows += _measure_rows(x, present, diffs[name], cols, base, name, pairs, test, alpha,
-                              n_resamples, rng, shared.get(name))  # fmt: skip
-    result = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
+        parts.append(_measure_table(x, present, cols, base, name, pairs, test, alpha,
+                                    n_resamples, rng, shared.get(name)))  # fmt: skip
+    result = pl.concat(parts)
     if test == "tukey":  # the studentized range already holds the family-wise level
         correction = "none"
     return _corrected(result, correction, alpha)
@@ -184,87 +189,198 @@ def _measures(table: pl.DataFrame, measures: str | Iterable[str] | None) -> list
     return names
 
 
+def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
+    """Each measure's values as a systems x queries matrix (0 where a system lacks the query)
+    and which were present, on that measure's query universe: the queries any system has
+    (``missing="zero"``) or those every system has (``"drop"``). Queries keep the order of
+    their first row, as a pivot of the table would.
+
+    The table is coded once for every measure (a query index by one join, a system index),
+    and each measure's values are scattered into its matrix by those codes: no pivot per
+    measure, and each system's values contiguous, so that the differences of a pair are one
+    subtraction of two rows.
+    """
+    index, row = "__preval_query_index", "__preval_row"
+    while index in table.columns or row in table.columns:
+        index, row = index + "_", row + "_"
+    rows = table.lazy().filter(pl.col(by).is_not_null())
+    queries = rows.select(pl.col(query).unique(maintain_order=True)).collect()
+    n_queries = queries.height
+    if table.schema[by] in (pl.String, pl.Categorical):
+        # the systems (sorted) as an enum: its codes are their positions, without a lookup
+        system = pl.col(by).cast(pl.Enum(systems)).to_physical().cast(pl.Int64)
+    else:
+        system = pl.col(by).replace_strict(systems, list(range(len(systems))))
+    # the join need not keep the rows' order (each row carries its codes and its values, and
+    # its number for the rule on repeated rows below): an ordered join costs twice as much
+    coded = (
+        rows.with_row_index(row)
+        .join(queries.lazy().with_row_index(index), on=query, how="left", nulls_equal=True)
+        .select(
+            pl.col(index).cast(pl.Int64),
+            system.cast(pl.Int64).alias(by),
+            pl.col(row),
+            *[pl.col(n).is_not_null().alias(f"{i}present") for i, n in enumerate(names)],
+            *[pl.col(n).cast(pl.Float64).fill_null(0.0).alias(f"{i}value")
+              for i, n in enumerate(names)],
+        )
+        .collect()
+    )  # fmt: skip
+    cells = coded[by].to_numpy() * n_queries + coded[index].to_numpy()
+    first = None
+    if np.bincount(cells, minlength=len(systems) * n_queries).max(initial=0) > 1:
+        # a (system, query) given twice: its first row counts, as in a pivot taking "first"
+        by_cell = np.lexsort((coded[row].to_numpy(), cells))
+        cells = cells[by_cell]
+        first = by_cell[np.r_[True, cells[1:] != cells[:-1]]]
+        cells = cells[np.r_[True, cells[1:] != cells[:-1]]]
+    shape = (len(systems), n_queries)
+    given = np.zeros(shape, dtype=bool)  # the (system, query) cells that have a row
+    given.reshape(-1)[cells] = True
+    out = {}
+    for i, name in enumerate(names):
+        x = np.zeros(shape)
+        values = coded[f"{i}value"].to_numpy()
+        x.reshape(-1)[cells] = values if first is None else values[first]
+        if coded[f"{i}present"].all():
+            present = given
+        else:
+            has = coded[f"{i}present"].to_numpy()
+            present = np.zeros(shape, dtype=bool)
+            present.reshape(-1)[cells] = has if first is None else has[first]
+        keep = present.all(axis=0) if missing == "drop" else present.any(axis=0)
+        if not keep.all():
+            x, present = x[:, keep], present[:, keep]
+        out[name] = (x, present)
+    return out
+
+
 def _universe(table, name, by, query, systems, missing) -> tuple[np.ndarray, np.ndarray]:
-    """One measure's values (queries x systems, 0 where a system lacks the query) and which
-    were present, on one query universe: the queries any system has (``missing="zero"``)
-    or those every system has (``"drop"``)."""
-    wide = table.pivot(on=by, index=query, values=name, aggregate_function="first")
-    matrix = wide.select([pl.col(s) if s in wide.columns else pl.lit(None, pl.Float64).alias(s)
-                          for s in systems])  # fmt: skip
-    present = matrix.select(pl.all().is_not_null()).to_numpy()
-    keep = present.all(axis=1) if missing == "drop" else present.any(axis=1)
-    return matrix.fill_null(0.0).cast(pl.Float64).to_numpy()[keep], present[keep]
+    """One measure's values, queries x systems, and which were present (`_universes`)."""
+    x, present = _universes(table, [name], by, query, systems, missing)[name]
+    return x.T, present.T
 
 
-def _measure_rows(x, present, d, cols, base, name, pairs, test, alpha, n_resamples, rng,
-                  p) -> list[tuple]:  # fmt: skip
-    """Every comparison of one measure (`d`: one column of differences per pair; `p`: their
-    p-values when already computed, as the randomization test does for all at once)."""
-    n = d.shape[0]
-    if test == "tukey":
+# the differences of every pair over this many bytes of queries at a time: they stay in cache
+CHUNK_BYTES = 2**20
+
+
+def _paired_stats(x: np.ndarray, cols: np.ndarray, base: np.ndarray) -> dict[str, np.ndarray]:
+    """Per pair (system `cols[j]` against `base[j]`, rows of `x`, systems x queries): the mean
+    difference, the standard deviation of the differences (ddof 1) and the wins, ties and
+    losses, in one pass over chunks of queries.
+
+    The squares are taken about the difference of the two systems' means (`center`), which is
+    the mean difference up to rounding; the sum of squares about the mean itself follows
+    exactly, Σ(d - μ)² = Σ(d - c)² - n(μ - c)², without the cancellation of Σd² - nμ².
+    """
+    k, n = len(cols), x.shape[1]
+    center = x.mean(axis=1)[cols] - x.mean(axis=1)[base] if n else np.zeros(k)
+    total, squares = np.zeros(k), np.zeros(k)
+    wins, ties, losses = (np.zeros(k, dtype=np.int64) for _ in range(3))
+    # runs of pairs with one baseline and consecutive systems (every pair, or every system
+    # against one baseline, come in a few): each run's differences are one subtraction of a
+    # block of rows and the baseline's row, no gathering of rows
+    runs, start = [], 0
+    for j in range(1, k + 1):
+        if j == k or base[j] != base[start] or cols[j] != cols[j - 1] + 1:
+            runs.append((start, j, cols[start], base[start]))
+            start = j
+    step = max(1, CHUNK_BYTES // (8 * max(k, 1)))
+    d = np.empty((k, min(step, n)))
+    for first in range(0, n, step):
+        block = x[:, first : first + step]
+        dj = d[:, : block.shape[1]]
+        for j0, j1, c, b in runs:
+            np.subtract(block[c : c + j1 - j0], block[b], out=dj[j0:j1])
+        total += dj.sum(axis=1)
+        wins += np.count_nonzero(dj > 0, axis=1)
+        ties += np.count_nonzero(dj == 0, axis=1)
+        losses += np.count_nonzero(dj < 0, axis=1)
+        dj -= center[:, None]
+        squares += np.einsum("ij,ij->i", dj, dj)
+    mean = total / n if n else np.full(k, np.nan)
+    sum_sq = np.maximum(squares - n * (mean - center) ** 2, 0.0) if n else squares
+    sd = np.sqrt(sum_sq / (n - 1)) if n > 1 else np.zeros(k)
+    return {"mean": mean, "sd": sd, "wins": wins, "ties": ties, "losses": losses}
+
+
+def _nulls(values: np.ndarray) -> list[float | None]:
+    """Floats as a list, NaN as None."""
+    return [None if np.isnan(v) else v for v in values.tolist()]
+
+
+def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples, rng,
+                   p) -> pl.DataFrame:  # fmt: skip
+    """Every comparison of one measure (`x`: systems x queries; `p`: the p-values when already
+    computed, as the randomization test does for all at once)."""
+    n, k = x.shape[1], len(pairs)
+    stats = _paired_stats(x, cols, base)
+    delta, sd = stats["mean"], stats["sd"]
+    means = x.mean(axis=1) if n else np.full(x.shape[0], np.nan)
+    absent = ~present
+    if absent.any():
+        filled = [
+            int(np.count_nonzero(absent[c] | absent[b])) for c, b in zip(cols, base, strict=True)
+        ]
+    else:
+        filled = [0] * k
+    low = high = np.full(k, np.nan)
+    if n > 1:
+        from scipy import special
+        from scipy import stats as sstats
+
+        half = sstats.t.ppf(1 - alpha / 2, n - 1) * sd / np.sqrt(n)
+        low, high = delta - half, delta + half
+    low, high = _nulls(low), _nulls(high)
+    if test == "t":
+        p = [None] * k
+        if n > 1:
+            # scipy's ttest_rel: t = mean / sqrt(var / n), two-sided p = 2 stdtr(n - 1, -|t|)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = delta / np.sqrt(sd**2 / n)
+            p = _nulls(2 * special.stdtr(n - 1, -np.abs(t)))
+    elif test == "wilcoxon":
+        p = [_wilcoxon(x[c] - x[b]) for c, b in zip(cols, base, strict=True)]
+    elif test == "bootstrap":
+        p = []
+        for j, (c, b) in enumerate(zip(cols, base, strict=True)):
+            pj, lj, hj = _bootstrap(x[c] - x[b], n_resamples, rng, alpha)
+            p.append(pj)
+            low[j], high[j] = lj, hj
+    elif test == "tukey":
         p, intervals = _tukey(x, cols, base, alpha)
-    rows = []
-    for j, (system, baseline) in enumerate(pairs):
-        dj = d[:, j]
-        filled = int((~present[:, cols[j]] | ~present[:, base[j]]).sum())
-        mean_x = float(x[:, cols[j]].mean()) if n else None
-        mean_y = float(x[:, base[j]].mean()) if n else None
-        delta = float(dj.mean()) if n else None
-        sd = float(dj.std(ddof=1)) if n > 1 else 0.0
-        low, high = _t_interval(dj, alpha)
-        if test == "t":
-            pj = _t_test(x[:, cols[j]], x[:, base[j]])
-        elif test == "wilcoxon":
-            pj = _wilcoxon(dj)
-        elif test == "bootstrap":
-            pj, low, high = _bootstrap(dj, n_resamples, rng, alpha)
-        elif test == "tukey":
-            pj, (low, high) = p[j], intervals[j]
-        else:  # randomization: computed for every comparison at once
-            pj = p[j]
-        rows.append((
-            system, baseline, name, n, filled, mean_x, mean_y, delta,
-            delta / mean_y if mean_y else None, low, high, pj,
-            int((dj > 0).sum()), int((dj == 0).sum()), int((dj < 0).sum()),
-            delta / sd if n > 1 and sd > 0 else None,
-        ))  # fmt: skip
-    return rows
+        low, high = [i[0] for i in intervals], [i[1] for i in intervals]
+    mean_y = _nulls(means[base])
+    delta_list = _nulls(delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where((sd > 0) & (n > 1), delta / sd, np.nan)
+    columns = {
+        "system": [str(s) for s, _ in pairs], "baseline": [str(b) for _, b in pairs],
+        "measure": [name] * k, "queries": [n] * k, "queries_filled": filled,
+        "mean": _nulls(means[cols]), "baseline_mean": mean_y, "delta": delta_list,
+        "relative_delta": [d / m if m else None for d, m in zip(delta_list, mean_y, strict=True)],
+        "ci_low": low, "ci_high": high, "p_value": p,
+        "wins": stats["wins"], "ties": stats["ties"], "losses": stats["losses"],
+        "effect_size": _nulls(effect),
+    }  # fmt: skip
+    return pl.DataFrame(columns, schema=_SCHEMA)
 
 
-def _tukey(x: np.ndarray, cols: list[int], base: list[int], alpha: float):
-    """Tukey's HSD across every system's per-query values (scipy's `tukey_hsd`): the p-value
-    and confidence interval of each compared pair's difference."""
-    if x.shape[0] < 2:
+def _tukey(x: np.ndarray, cols: np.ndarray, base: np.ndarray, alpha: float):
+    """Tukey's HSD across every system's per-query values (scipy's `tukey_hsd`; `x`: systems x
+    queries): the p-value and confidence interval of each compared pair's difference."""
+    if x.shape[1] < 2:
         return [None] * len(cols), [(None, None)] * len(cols)
     from scipy import stats
 
-    result = stats.tukey_hsd(*[x[:, i] for i in range(x.shape[1])])
+    result = stats.tukey_hsd(*x)
     ci = result.confidence_interval(confidence_level=1 - alpha)
     p = [float(result.pvalue[i, j]) for i, j in zip(cols, base, strict=True)]
     intervals = [
         (float(ci.low[i, j]), float(ci.high[i, j])) for i, j in zip(cols, base, strict=True)
     ]
     return p, intervals
-
-
-def _t_interval(d: np.ndarray, alpha: float) -> tuple[float | None, float | None]:
-    """mean ± t_{1-alpha/2, n-1} · sd / sqrt(n); null below 2 queries."""
-    n = d.size
-    if n < 2:
-        return None, None
-    from scipy import stats
-
-    half = stats.t.ppf(1 - alpha / 2, n - 1) * d.std(ddof=1) / np.sqrt(n)
-    return float(d.mean() - half), float(d.mean() + half)
-
-
-def _t_test(x: np.ndarray, y: np.ndarray) -> float | None:
-    if x.size < 2:
-        return None
-    from scipy import stats
-
-    p = float(stats.ttest_rel(x, y).pvalue)
-    return None if np.isnan(p) else p
 
 
 def _wilcoxon(d: np.ndarray) -> float | None:
@@ -284,15 +400,16 @@ def _blocks(n_resamples: int, n: int) -> Iterable[int]:
         done += step
 
 
-_PLUS_MINUS = np.array([-1.0, 1.0])
-
-
-def _signs(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
-    """A rows x n matrix of random signs, ±1.0: random bytes unpacked into bits (one random
-    draw per 8 signs), then looked up."""
+def _half_signs(rng: np.random.Generator, rows: int, n: int, out: np.ndarray) -> np.ndarray:
+    """A rows x n matrix of random signs halved, ±0.5, written into `out` (reused from block to
+    block: a new matrix per block costs its page faults again): random bytes unpacked into
+    bits (one random draw per 8 signs), bit b giving b - 0.5 in one pass. Halving is exact in
+    binary floating point, so 2 |(±0.5) @ d| has the bits of |(±1) @ d|."""
     bits = np.unpackbits(np.frombuffer(rng.bytes((rows * n + 7) // 8), dtype=np.uint8),
                          count=rows * n)  # fmt: skip
-    return _PLUS_MINUS[bits.reshape(rows, n)]
+    half = out[: rows * n]
+    np.subtract(bits, 0.5, out=half)
+    return half.reshape(rows, n)
 
 
 def randomization_p(
@@ -307,16 +424,18 @@ def randomization_p(
     columns share the same random signs, one matrix product per block of resamples.
     """
     single = d.ndim == 1
-    d = d.reshape(d.shape[0], -1).astype(np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    d = d[:, None] if single else d
     n = d.shape[0]
     if n == 0:
         return None if single else [None] * d.shape[1]
     observed = np.abs(d.mean(axis=0))
     tolerance = 1e-12 * np.maximum(1.0, observed)
     extreme = np.zeros(d.shape[1], dtype=np.int64)
+    buffer = np.empty(next(iter(_blocks(n_resamples, n))) * n)
     for step in _blocks(n_resamples, n):
-        signs = _signs(rng, step, n)
-        means = np.abs(signs @ d) / n
+        half = _half_signs(rng, step, n, buffer)
+        means = np.abs(half @ d) * 2 / n
         extreme += (means >= observed - tolerance).sum(axis=0)
     p = ((extreme + 1) / (n_resamples + 1)).tolist()
     return p[0] if single else p
@@ -443,8 +562,6 @@ examples:
   preval compare per_query.parquet --per-query-table --format csv
 """
 FORMATS = ("table", "markdown", "latex", "csv", "json")
-# a path with one of these suffixes is a table; any other (.run, .txt, .gz ...) a TREC file
-TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".tab")
 
 
 def add_parser(sub) -> None:
@@ -569,7 +686,8 @@ def run(args) -> int:
 
 
 def _is_run(path: str) -> bool:
-    return Path(path).suffix.lower() not in TABLE_SUFFIXES
+    """Whether `path` is a TREC file: any suffix but a table's (.run, .txt, .gz ...)."""
+    return Path(path).suffix.lower() not in io.TABLE_SUFFIXES
 
 
 def _evaluate_runs(args, measures: list[str]) -> tuple[pl.DataFrame, str | None]:

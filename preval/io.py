@@ -14,6 +14,8 @@ Source = pl.DataFrame | pl.LazyFrame | str | Path
 
 _PARQUET = {".parquet", ".pq"}
 _CSV = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+# the suffixes `scan` reads as a table (any other path is no table of ours: e.g. a TREC file)
+TABLE_SUFFIXES = frozenset({*_PARQUET, *_CSV})
 
 
 def scan(
@@ -69,7 +71,7 @@ def scan(
         else:
             _check_last_line(path, separator, len(header), what)
         return pl.scan_csv(path, separator=separator, schema_overrides=overrides)
-    known = ", ".join(sorted([*_PARQUET, *_CSV]))
+    known = ", ".join(sorted(TABLE_SUFFIXES))
     msg = f"{what}: cannot tell the format of {path} from its suffix {suffix!r} (known: {known})"
     raise InputError(msg)
 

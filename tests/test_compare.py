@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from scipy import stats
 
 import preval
@@ -208,6 +209,32 @@ def test_every_comparison_of_a_measure_uses_one_query_universe() -> None:
     drop = preval.compare(table, baseline="a", missing="drop")
     assert drop["queries"].to_list() == [2, 2]
     assert drop.filter(system="b")["delta"].item() == pytest.approx((0.25 + 0.25) / 2)
+
+
+def test_the_pairing_ignores_row_order_and_takes_the_first_of_a_repeated_row() -> None:
+    values = random_systems(30, 3)
+    table = per_query(values)
+    want = preval.compare(table, correction="none")
+    shuffled = table.sample(fraction=1.0, shuffle=True, seed=1)
+    # the same numbers up to the order of summation
+    assert_frame_equal(preval.compare(shuffled, correction="none"), want, rel_tol=1e-12)
+    # a (system, query) given twice: the first row counts (as a pivot taking "first")
+    repeated = pl.concat([table, table.head(5).with_columns(pl.col("AP") + 0.5)])
+    assert preval.compare(repeated, correction="none").equals(want)
+    first = pl.concat([table.head(5).with_columns(pl.col("AP") + 0.5), table])
+    assert not preval.compare(first, correction="none").equals(want)
+    # systems named by integers compare as their names' strings
+    numbered = table.with_columns(pl.col("system").replace({"a": "1", "b": "2", "c": "3"}))
+    got = preval.compare(numbered.with_columns(pl.col("system").cast(pl.Int64)), correction="none")
+    assert got.select("system", "baseline").rows() == [("2", "1"), ("3", "1"), ("3", "2")]
+    assert got.drop("system", "baseline").equals(want.drop("system", "baseline"))
+
+
+def test_no_query_in_common_gives_null_p_values() -> None:
+    table = per_query({"a": [0.5, None], "b": [None, 0.25]})
+    for test in ("t", "wilcoxon", "randomization", "bootstrap", "tukey"):
+        got = preval.compare(table, test=test, missing="drop").row(0, named=True)
+        assert got["queries"] == 0 and got["p_value"] is None and got["delta"] is None, test
 
 
 def test_randomization_of_several_comparisons_shares_its_signs() -> None:
