@@ -44,6 +44,9 @@ SPILL_RATIO = 0.6
 # A spilling sink buffers every bucket it writes: more buckets, more memory (at 100M rows,
 # 500 buckets held several times what 64 did). Larger buckets are divided again when read.
 MAX_BUCKETS = 64
+# Rows per bucket: half the chunked engine's chunk, as a bucket is copied once more than a
+# chunk (grouped, then ranked) while the rest of the input is still held
+BUCKET_ROWS = CHUNK_ROWS // 2
 # Rows of the parts a bucket is divided into before its rows are put in order: small enough
 # that the random reads of that stay in the processor's cache
 PART_ROWS = 200_000
@@ -57,7 +60,7 @@ def collect_partitioned(
     progress: Callable[[int], None] | None = None,
     memory_limit: int | None = None,
     tmp_dir: str | Path | None = None,
-    chunk_rows: int = CHUNK_ROWS,
+    chunk_rows: int = BUCKET_ROWS,
     workers: int = WORKERS,
     buckets: int | None = None,
 ) -> Evaluation:
