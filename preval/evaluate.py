@@ -105,6 +105,9 @@ class Evaluation:
     # K when the measures read only each query's top K rows: the plan then ranks only those if
     # the queries have enough rows (`rows_per_query`), and the chunked engine counts them
     top_k: int | None = None
+    # the source is the join of a run with its qrels (`_joined_table`), a plan rather than a
+    # file: an engine that reads it piece by piece would run the join again for each look
+    joined_qrels: bool = False
 
     @property
     def measure_names(self) -> list[str]:
@@ -422,7 +425,8 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
             raise MeasureError(msg)
         table = _joined_table(run_lf, qrels, recipe.columns, duplicates)
         columns = dataclasses.replace(recipe.columns, subtopic=None)  # labels per doc now
-        return build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
+        plan = build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
+        return dataclasses.replace(plan, joined_qrels=True)
     if ties is None:  # the convention's tie order; trec's needs doc ids
         ties = "trec" if (conv.ties == "trec" and has_doc) else "input"
     if ties == "trec" and not has_doc:
@@ -566,7 +570,9 @@ def _joined_table(
 
     For measures that read every judged document of a query as a row (`reads_judged_rows`).
     The values of every measure are the same as with separate qrels (tests/test_properties.py).
-    The table is sorted by group, so that the chunked engine can read it.
+    A group's judged-only rows come after all the run's rows: auto runs such a plan as one
+    streaming plan (`Evaluation.joined_qrels`); the partitioned engine reads it too, and the
+    chunked engine refuses it when the groups are split (`NotGroupedError`).
     """
     query, doc, label, by = columns.query, columns.doc, columns.label, list(columns.by)
     judged = io.scan(qrels, id_columns=(query, doc, *by), numeric_columns=(label,), what="qrels")
@@ -588,11 +594,9 @@ def _joined_table(
     if systems:
         judged = run.select(systems).unique().join(judged, how="cross")
     # the run's rows keep their order (ties="input" reads it), the judged-only rows come after
-    table = run.join(
+    return run.join(
         judged, on=[*by, query, doc], how="full", coalesce=True, maintain_order="left_right"
     )
-    # each group's rows together, as the chunked engine reads them (a stable sort)
-    return table.sort([*by, query], maintain_order=True)
 
 
 def _subtopic_qrels(

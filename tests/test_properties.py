@@ -198,7 +198,8 @@ def test_measures_of_judged_rows_take_separate_qrels(case, other, ties, queries)
             for m in JUDGED_ROW_MEASURES:
                 column = preval.measures.parse(m).name
                 assert row[column] == pytest.approx(want[row["query"]][m], abs=1e-9), (m, row)
-    for engine in ("chunked", "partitioned"):
+    assert preval.engines.choose(plan, input_bytes=2**40) == "streaming"  # one plan, not pieces
+    for engine in ("streaming", "partitioned"):
         assert (
             preval.collect(plan, engine)
             .per_query()

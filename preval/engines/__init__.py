@@ -94,7 +94,8 @@ def choose(plan: Evaluation, input_bytes: int | None = None) -> str:
     """The engine ``auto`` runs, from the input's size and its first rows.
 
     Small inputs (at most `SMALL_BYTES` of files, or a run with qrels up to
-    `SMALL_QRELS_BYTES`) run as one plan; larger ones go to the chunked engine when their first
+    `SMALL_QRELS_BYTES`) run as one plan, and so does a run joined with its qrels into one
+    table (`Evaluation.joined_qrels`); larger ones go to the chunked engine when their first
     `SAMPLE_ROWS` rows are grouped by (by..., query), else to the partitioned engine.
     """
     if plan.source is None:
@@ -105,6 +106,8 @@ def choose(plan: Evaluation, input_bytes: int | None = None) -> str:
         small = input_bytes is not None and input_bytes <= SMALL_BYTES
     if small:
         return "in-memory"
+    if plan.joined_qrels:  # reading the join piece by piece would run it again for each piece
+        return "streaming"
     if (
         plan.recipe is not None
         and plan.recipe.qrels is not None
