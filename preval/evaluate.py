@@ -577,10 +577,7 @@ def _joined_table(
     query, doc, label, by = columns.query, columns.doc, columns.label, list(columns.by)
     judged = io.scan(qrels, id_columns=(query, doc, *by), numeric_columns=(label,), what="qrels")
     schema = judged.collect_schema()
-    validate.require_columns(schema, {"query": query, "doc": doc, "label": label}, "qrels")
-    validate.require_numeric(schema, label, "label", "qrels")
-    validate.require_key(schema, query, "query", "qrels")
-    validate.require_key(schema, doc, "doc", "qrels")
+    _check_qrels(schema, query, doc, label)
     # by columns found in the qrels describe the query (a segment); the others are systems
     described = [b for b in by if b in schema]
     systems = [b for b in by if b not in schema]
@@ -597,6 +594,14 @@ def _joined_table(
     return run.join(
         judged, on=[*by, query, doc], how="full", coalesce=True, maintain_order="left_right"
     )
+
+
+def _check_qrels(schema: pl.Schema, query: str, doc: str, label: str) -> None:
+    """The columns every qrels table needs: query and doc ids, a numeric label."""
+    validate.require_columns(schema, {"query": query, "doc": doc, "label": label}, "qrels")
+    validate.require_numeric(schema, label, "label", "qrels")
+    validate.require_key(schema, query, "query", "qrels")
+    validate.require_key(schema, doc, "doc", "qrels")
 
 
 def _subtopic_qrels(
@@ -833,10 +838,7 @@ def _with_qrels(
 ) -> pl.LazyFrame:
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
-    validate.require_columns(q_schema, {"query": query, "doc": doc, "label": label}, "qrels")
-    validate.require_numeric(q_schema, label, "label", "qrels")
-    validate.require_key(q_schema, query, "query", "qrels")
-    validate.require_key(q_schema, doc, "doc", "qrels")
+    _check_qrels(q_schema, query, doc, label)
     # by columns found in the qrels describe the query (e.g. a segment); the others are systems
     qkeys = [k for k, b in zip(keys, by_cols, strict=True) if b in q_schema]
     system_keys = [k for k in keys if k not in qkeys]
