@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import polars as pl
@@ -108,6 +109,9 @@ class Evaluation:
     # the source is the join of a run with its qrels (`_joined_table`), a plan rather than a
     # file: an engine that reads it piece by piece would run the join again for each look
     joined_qrels: bool = False
+    # the files the plan reads (input, qrels): a reader's error mid-run names one of them and
+    # its line (`io.explain`)
+    paths: tuple[str | Path, ...] = ()
 
     @property
     def measure_names(self) -> list[str]:
@@ -426,7 +430,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
         table = _joined_table(run_lf, qrels, recipe.columns, duplicates)
         columns = dataclasses.replace(recipe.columns, subtopic=None)  # labels per doc now
         plan = build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
-        return dataclasses.replace(plan, joined_qrels=True)
+        return dataclasses.replace(plan, joined_qrels=True, paths=_paths(data, qrels))
     if ties is None:  # the convention's tie order; trec's needs doc ids
         ties = "trec" if (conv.ties == "trec" and has_doc) else "input"
     if ties == "trec" and not has_doc:
@@ -557,7 +561,12 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evalua
     return Evaluation(
         status, keys, names, all_specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
+        paths=_paths(data, qrels),
     )  # fmt: skip
+
+
+def _paths(*sources: io.Source | None) -> tuple[str | Path, ...]:
+    return tuple(s for s in sources if isinstance(s, (str, Path)))
 
 
 def _joined_table(

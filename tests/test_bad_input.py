@@ -256,6 +256,41 @@ def test_a_csv_row_with_extra_fields_names_the_line(capsys, tmp_path: Path) -> N
     assert not out.exists()
 
 
+@pytest.mark.parametrize("engine", preval.engines.CHOICES)
+@pytest.mark.parametrize(
+    ("name", "content", "fragments"),
+    [
+        ("latin1.csv", JOINED.replace("d3", "d\xe93").encode("latin-1"),
+         ("line 4", "not valid UTF-8", "iconv")),
+        ("long.csv", JOINED.replace("q1,d2,0.8,0", "q1,d2,0.8,0,x").encode(),
+         ("line 3", "expected 4 fields", "found 5", "q1,d2,0.8,0,x")),
+    ],
+)  # fmt: skip
+def test_the_python_api_names_the_file_and_line_of_a_malformed_csv(
+    tmp_path: Path, engine: str, name: str, content: bytes, fragments: tuple[str, ...]
+) -> None:
+    # the reader finds these only when the plan runs; `preval.collect` says them as the CLI does
+    data = tmp_path / name
+    data.write_bytes(content)
+    plan = preval.plan(data, ["AP"])
+    with pytest.raises(preval.InputError) as caught:
+        preval.collect(plan, engine=engine)
+    message = str(caught.value)
+    for fragment in (name, *fragments):
+        assert fragment in message, (fragment, message)
+    no_leak(message)
+
+
+def test_the_python_api_names_a_malformed_qrels_csv(tmp_path: Path) -> None:
+    run_ = tmp_path / "run.csv"
+    run_.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\n")
+    qrels = tmp_path / "qrels.csv"
+    qrels.write_bytes("query,doc,label\nq1,d1,1\nq1,d\xe92,0\n".encode("latin-1"))
+    plan = preval.plan(run_, ["AP"], qrels=qrels)
+    with pytest.raises(preval.InputError, match=r"qrels\.csv, line 3: not valid UTF-8"):
+        preval.collect(plan)
+
+
 def test_a_directory_given_as_input_is_refused(capsys, tmp_path: Path) -> None:
     (tmp_path / "x.parquet").mkdir()
     out = tmp_path / "pq.csv"

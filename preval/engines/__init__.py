@@ -22,6 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
+from .. import io
 from ..errors import InputError
 from ..evaluate import Evaluation
 from ..ranking import run_starts
@@ -75,6 +76,25 @@ def collect(
     if memory_limit is not None and memory_limit <= 0:
         msg = f"memory_limit must be a positive number of bytes, got {memory_limit!r}"
         raise InputError(msg)
+    try:
+        return _collect(plan, engine, progress, memory_limit, tmp_dir, input_bytes)
+    except pl.exceptions.PolarsError as exc:
+        # a malformed CSV is found by the reader mid-run, with no file name: said as the CLI
+        # says it, with the file and line
+        explained = io.explain(exc, list(plan.paths))
+        if explained is None:
+            raise
+        raise explained from exc
+
+
+def _collect(
+    plan: Evaluation,
+    engine: str,
+    progress: Callable[[int], None] | None,
+    memory_limit: int | None,
+    tmp_dir: str | Path | None,
+    input_bytes: int | None,
+) -> Evaluation:
     chosen = choose(plan, input_bytes) if engine == "auto" else engine
     if chosen in ("in-memory", "streaming"):
         return dataclasses.replace(plan, status=plan.status.collect(engine=chosen).lazy())
