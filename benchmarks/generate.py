@@ -12,8 +12,9 @@ run file ``OUT.run`` (``qid Q0 docno rank score tag``) and a qrels file
 
 ``--order join`` writes the same rows in random order, as a join of a run with its qrels or a
 Spark job's part files leave them (each row's position drawn at random, so a query's rows are
-spread over the whole file). The shuffle is external: rows go to random buckets on disk first,
-then each bucket is shuffled in memory, so memory stays bounded at any size.
+spread over the whole file); in TREC files too, each line keeping its rank in its query. The
+shuffle is external: rows go to random buckets on disk first, then each bucket is shuffled in
+memory, so memory stays bounded at any size.
 
 Data: ``ceil(rows / docs-per-query)`` queries with ``docs-per-query`` docs each
 (the last query may be shorter); ids are strings ``q0000123`` / ``d0004567``
@@ -89,10 +90,17 @@ def write_parquet(out: Path, frames, row_group_rows: int) -> None:
             writer.close()
 
 
+def with_ranks(frames):
+    """`frames` (whole queries each) ranked, with each row's TREC rank (1, 2, ...) in its
+    query: taken before any shuffle, as a run file's ranks are its ranking's."""
+    for df in frames:
+        yield rank(df).with_columns((pl.int_range(pl.len()).over("query") + 1).alias("rank"))
+
+
 def write_trec(run_path: Path, qrels_path: Path, frames, tag: str) -> None:
+    """A run line and a qrels line for each row of `frames` (`with_ranks`), in their order."""
     with open(run_path, "wb") as run_f, open(qrels_path, "wb") as qrels_f:
-        for df in frames:
-            ranked = rank(df).with_columns((pl.int_range(pl.len()).over("query") + 1).alias("rank"))
+        for ranked in frames:
             ranked.select(
                 "query",
                 pl.lit("Q0").alias("q0"),
@@ -101,7 +109,7 @@ def write_trec(run_path: Path, qrels_path: Path, frames, tag: str) -> None:
                 "score",
                 pl.lit(tag).alias("tag"),
             ).write_csv(run_f, separator=" ", include_header=False, float_precision=3)
-            df.select("query", pl.lit(0).alias("iter"), "doc", "label").write_csv(
+            ranked.select("query", pl.lit(0).alias("iter"), "doc", "label").write_csv(
                 qrels_f, separator=" ", include_header=False
             )
 
@@ -166,24 +174,26 @@ def main(argv: list[str] | None = None) -> int:
         args.rows, args.docs_per_query, args.seed, args.int_ids, args.chunk_rows, args.ranked
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    if args.order == "join" and args.format != "parquet":
-        parser.error("--order join writes Parquet only")
-    if args.format == "parquet" and args.order == "join":
-        import tempfile
-
-        with tempfile.TemporaryDirectory(dir=args.out.parent, prefix=".shuffle-") as tmp:
-            mixed = join_order(frames, args.rows, args.seed, args.chunk_rows, Path(tmp))
-            write_parquet(args.out, mixed, args.row_group_rows)
-        written = [args.out]
-    elif args.format == "parquet":
-        write_parquet(args.out, frames, args.row_group_rows)
+    if args.format == "parquet":
         written = [args.out]
     else:
         base = args.out.with_suffix("") if args.out.suffix == ".parquet" else args.out
-        run_path = base.with_name(base.name + ".run")
-        qrels_path = base.with_name(base.name + ".qrels")
-        write_trec(run_path, qrels_path, frames, args.tag)
-        written = [run_path, qrels_path]
+        written = [base.with_name(base.name + ".run"), base.with_name(base.name + ".qrels")]
+        frames = with_ranks(frames)
+
+    def write(frames) -> None:
+        if args.format == "parquet":
+            write_parquet(args.out, frames, args.row_group_rows)
+        else:
+            write_trec(*written, frames, args.tag)
+
+    if args.order == "join":
+        import tempfile
+
+        with tempfile.TemporaryDirectory(dir=args.out.parent, prefix=".shuffle-") as tmp:
+            write(join_order(frames, args.rows, args.seed, args.chunk_rows, Path(tmp)))
+    else:
+        write(frames)
     elapsed = time.perf_counter() - t0
     n_queries = -(-args.rows // args.docs_per_query)
     for p in written:

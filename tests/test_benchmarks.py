@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -127,3 +128,21 @@ def test_plot_draws_a_png(tmp_path: Path) -> None:
     assert machine == "test machine"
     assert series["pytrec_eval"][10**7] == (40.0, 16.0, True)
     assert "ranx" not in series  # a failed run is not a point
+
+
+def test_generated_trec_files_in_join_order_hold_the_same_lines_scattered(tmp_path: Path) -> None:
+    generate = load("generate")
+    lines = {}
+    for order in ("grouped", "join"):
+        out = tmp_path / order
+        argv = ["--rows", "3000", "--docs-per-query", "30", "--out", str(out), "--format", "trec",
+                "--order", order, "--chunk-rows", "900"]  # fmt: skip
+        assert generate.main(argv) == 0
+        lines[order] = [
+            (tmp_path / f"{order}.{kind}").read_text().splitlines() for kind in ("run", "qrels")
+        ]
+    for grouped, joined in zip(lines["grouped"], lines["join"], strict=True):
+        assert sorted(grouped) == sorted(joined)  # each line, its rank included, as written
+        queries = [line.split()[0] for line in joined]
+        runs = sum(a != b for a, b in itertools.pairwise(queries)) + 1
+        assert runs > 10 * len(set(queries))  # a query's lines are spread out, not together
