@@ -193,6 +193,11 @@ def build_pytrec_eval_trec(ctx: Context) -> list[str]:
 
 
 # format -> tool name -> command builder; the first tool of each format is its floor
+# preval's engines one by one: not run unless named with --tools
+ENGINE_TOOLS = {
+    f"preval-{e}": build_preval_engine(e)
+    for e in ("chunked", "partitioned", "streaming", "in-memory")
+}
 TOOLS: dict[str, dict[str, Callable[[Context], list[str]]]] = {
     "parquet": {
         "floor": build_floor,
@@ -201,11 +206,7 @@ TOOLS: dict[str, dict[str, Callable[[Context], list[str]]]] = {
         "pytrec_eval": build_pytrec_eval,
         "ranx": build_ranx,
         "ir_measures": build_ir_measures,
-        # the engines one by one (not run unless named with --tools)
-        **{
-            f"preval-{e}": build_preval_engine(e)
-            for e in ("chunked", "partitioned", "streaming", "in-memory")
-        },
+        **ENGINE_TOOLS,
     },
     "trec": {
         "floor-trec": build_floor_trec,
@@ -214,6 +215,8 @@ TOOLS: dict[str, dict[str, Callable[[Context], list[str]]]] = {
     },
 }
 FLOOR = {fmt: next(iter(tools)) for fmt, tools in TOOLS.items()}
+# what runs without --tools: every tool of the format but the single engines
+DEFAULT_TOOLS = {fmt: [t for t in tools if t not in ENGINE_TOOLS] for fmt, tools in TOOLS.items()}
 FORMAT_OF = {name: fmt for fmt, tools in TOOLS.items() for name in tools}
 
 
@@ -591,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.tools is None:
-        args.tools = [t for t in TOOLS[args.format] if not t.startswith("preval-")]
+        args.tools = list(DEFAULT_TOOLS[args.format])
     wrong = [t for t in args.tools if FORMAT_OF[t] != args.format]
     if wrong:
         parser.error(f"--tools {' '.join(wrong)}: not a tool of --format {args.format}")

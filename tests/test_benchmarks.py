@@ -146,3 +146,10 @@ def test_generated_trec_files_in_join_order_hold_the_same_lines_scattered(tmp_pa
         queries = [line.split()[0] for line in joined]
         runs = sum(a != b for a, b in itertools.pairwise(queries)) + 1
         assert runs > 10 * len(set(queries))  # a query's lines are spread out, not together
+
+
+def test_every_format_runs_preval_and_its_peers_by_default() -> None:
+    run = load("run")
+    assert run.DEFAULT_TOOLS["trec"] == ["floor-trec", "preval-trec", "pytrec_eval-trec"]
+    assert run.DEFAULT_TOOLS["parquet"][:2] == ["floor", "preval"]
+    assert not set(run.DEFAULT_TOOLS["parquet"]) & set(run.ENGINE_TOOLS)
