@@ -54,6 +54,11 @@ def subtopics_column(level: float, levels: dict[float, int]) -> str:
     return f"_nsub{levels[level]}"
 
 
+def subtopic_relevant_column(level: float, levels: dict[float, int]) -> str:
+    """Per (query, subtopic): documents relevant to it at `level`."""
+    return f"_nrelsub{levels[level]}"
+
+
 def ideal_name(kind: str, level: float, alpha: float, k: int) -> str:
     return f"_ideal_{kind}_{level!r}_{alpha!r}_{k}"
 
@@ -94,6 +99,10 @@ class Intents:
         if k is None:
             return expr
         return pl.when(self.rank <= k).then(expr).otherwise(0.0)
+
+    def relevant_in_subtopic(self, level: float) -> pl.Expr:
+        """Per row: the documents judged relevant to the row's subtopic (ndeval's nrelSub)."""
+        return pl.col(subtopic_relevant_column(level, self.levels))
 
     def subtopics(self, level: float) -> pl.Expr:
         """M: the query's subtopics with at least one relevant judgment (ndeval's
@@ -275,6 +284,11 @@ def table(
          - pl.col(f"_flag{levels[lv]}")).alias(seen_column(lv, levels))
         for lv in levels_list
     )  # fmt: skip
+    per_subtopic = relevant.group_by([*qgroup, SUB]).agg(
+        count_true(pl.col(LABEL) >= lv).alias(subtopic_relevant_column(lv, levels))
+        for lv in levels_list
+    )
+    expanded = expanded.join(per_subtopic, on=[*qgroup, SUB], how="left", nulls_equal=True)
     view = Intents(default_level, levels)
     # sums run down the ranking, as ndeval adds them (the join leaves the rows in no order):
     # the same values whatever the plan, the engine or the other systems evaluated along

@@ -1748,6 +1748,28 @@ def nrbp(d: Intents, s: Spec) -> pl.Expr:
 
 
 @measure(
+    "AP_IA",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("MAP_IA", "MAP-IA"),
+    trec="ndeval MAP-IA",
+    diversity=True,
+)
+def ap_ia(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: intent-aware average precision, AP per subtopic averaged over subtopics.
+
+    AP-IA = 1/M · Σ_i 1/R_i · Σ_{k : J(k, i)} |{j ≤ k : J(j, i)}| / k, R_i the documents
+    judged relevant to subtopic i, M the subtopics with R_i > 0 (Agrawal et al., WSDM 2009;
+    ndeval ``MAP-IA``, ir_measures ``AP_IA``). Over the whole ranking (within `depth`). 0 when
+    M = 0.
+    """
+    level = d.level(s)
+    precision = (d.seen(level) + 1) / d.rank / d.relevant_in_subtopic(level)
+    return d.safe_div(pl.when(d.relevant(level)).then(precision).otherwise(0.0).sum(),
+                      d.subtopics(level))  # fmt: skip
+
+
+@measure(
     "P_IA",
     cutoff="required",
     params={"rel": REL},

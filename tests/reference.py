@@ -678,6 +678,7 @@ _DIVERSITY = {
     "ERR_IA": ({"alpha", "rel"}, "required"),
     "nERR_IA": ({"alpha", "rel"}, "required"),
     "NRBP": ({"alpha", "beta", "rel"}, "forbidden"),
+    "AP_IA": ({"rel"}, "forbidden"),
     "P_IA": ({"rel"}, "required"),
     "StRecall": ({"rel"}, "required"),
 }
@@ -762,6 +763,17 @@ def _diversity_value(name, params, k, ranked, relevant, m):
     if name == "NRBP":
         total = sum(g * beta**i for i, g in enumerate(gains))
         return total * (1 - (1 - alpha) * beta) / m
+    if name == "AP_IA":  # AP of each subtopic with relevant documents, averaged
+        total = 0.0
+        for sub in {s for subs in relevant.values() for s in subs}:
+            judged = sum(sub in subs for subs in relevant.values())
+            hits, precisions = 0, 0.0
+            for i, doc in enumerate(ranked):
+                if sub in relevant.get(doc, ()):
+                    hits += 1
+                    precisions += hits / (i + 1)
+            total += precisions / judged
+        return total / m
     if name == "P_IA":
         return sum(len(relevant.get(doc, ())) for doc in ranked[:k]) / (k * m)
     covered = set()  # StRecall
@@ -777,7 +789,7 @@ def evaluate_diversity(run, qrels, measures, *, relevance_level=1, ties="trec", 
     qrels: {query: {subtopic: {doc: label}}}; a doc is relevant to a subtopic when its label
            there is >= the level (``rel=`` or `relevance_level`). Every qrels query is
            evaluated (ndeval -c); nothing retrieved scores 0.
-    measures: alpha_DCG@K, alpha_nDCG@K, ERR_IA@K, nERR_IA@K, NRBP, P_IA@K, StRecall@K, with
+    measures: alpha_DCG@K, alpha_nDCG@K, ERR_IA@K, nERR_IA@K, NRBP, AP_IA, P_IA@K, StRecall@K, with
            (alpha=, beta=, rel=) as ndeval's -alpha, -beta (defaults 0.5).
     The other measures read a doc's highest label over its subtopics: `ties` orders by it.
     """
