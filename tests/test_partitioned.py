@@ -203,3 +203,16 @@ def test_a_full_disk_while_spilling_leaves_nothing_behind(tmp_path: Path, monkey
     with pytest.raises(preval.InputError, match=r"spilling to .* failed: No space left"):
         partitioned.collect_partitioned(plan, buckets=4, tmp_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("buckets", [None, 2])
+def test_qrels_with_ids_of_another_type_are_found_by_value(buckets) -> None:
+    # equal ids of two types hash apart: the judgments are then not divided by bucket
+    run = pl.DataFrame(
+        {"query": [1, 2, 1, 3, 2, 1], "doc": list("abcdef"), "score": [6.0, 5, 4, 3, 2, 1]}
+    )
+    qrels = pl.DataFrame({"query": ["1", "2", "2", "4"], "doc": list("aexy"), "label": [1] * 4})
+    plan = build_plan(run, ["AP", "NumRel"], qrels=qrels)
+    got = partitioned.collect_partitioned(plan, chunk_rows=2, buckets=buckets)
+    assert_same(got, plan)
+    assert got.per_query().collect()["AP"].to_list() == [1.0, 0.25, 0.0]

@@ -53,13 +53,12 @@ from pathlib import Path
 
 import polars as pl
 
-from .. import io
 from ..errors import InputError, PrevalError
 from ..evaluate import Evaluation, Recipe, build
 from ..options import Hints
 from ..ranking import QUERY, run_starts
 from .checks import ascends, check_across_chunks, check_contiguous
-from .judgments import judgments_of, sorted_by
+from .judgments import Judgments, read_judgments
 from .presort import permutation, rank_rows, runs_of_key
 from .reading import balanced, chunks_of, flag_sorted
 
@@ -87,6 +86,7 @@ def collect_chunked(
     disjoint: bool = False,
     prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
     tmp_dir: str | Path | None = None,
+    judgments: Judgments | None = None,
 ) -> Evaluation:
     """`ev` with its status computed chunk by chunk (see the module docstring).
 
@@ -94,27 +94,18 @@ def collect_chunked(
     together; `disjoint`: no group is in two of them (the partitioned engine's buckets), so
     there is nothing to check across chunks; `prepare`, run on the worker thread, puts each
     of `chunks` (a frame, or a list of parts) into that shape first: its groups' rows
-    together, in one piece of memory.
+    together, in one piece of memory. `judgments`: the separate qrels already in memory (by
+    default read here, `read_judgments`).
     """
     if ev.source is None:
         msg = "this evaluation has no source to read in chunks"
         raise InputError(msg)
     recipe = ev.recipe
-    qrels = recipe.qrels
-    if qrels is not None:
-        # once, into memory: each chunk then joins the judgments of its own queries only
-        columns = recipe.columns
-        qrels = io.scan(
-            qrels,
-            id_columns=(columns.query, columns.doc, *ev.group[:-1]),
-            numeric_columns=(columns.label,),
-            what="qrels",
-        ).collect()
+    # once, into memory: each chunk then joins the judgments of its own queries only
+    if judgments is None:
+        judgments = read_judgments(ev)
     if ev.source_by_range and chunks is None:
         chunk_rows = balanced(ev.source.select(pl.len()).collect().item(), chunk_rows, workers)
-    query_keys = [c for c in ev.group if qrels is None or c in qrels.columns]
-    if qrels is not None and len(query_keys) == 1:
-        qrels = sorted_by(qrels, query_keys[0])
 
     tmp = tempfile.TemporaryDirectory(prefix="preval-", dir=tmp_dir)
     spill = Path(tmp.name)
@@ -165,8 +156,8 @@ def collect_chunked(
                 ascending, last = ascends(chunk[ev.group[0]] if len(ev.group) == 1 else None, last)
             if first is None:
                 first = chunk.clear()
-            if qrels is not None:
-                recipe = dataclasses.replace(recipe, qrels=judgments_of(qrels, chunk, query_keys))
+            if judgments is not None:
+                recipe = dataclasses.replace(recipe, qrels=judgments.of(chunk))
             # handed over in a box the worker empties: the chunk's pieces are freed as soon as
             # they are put together (the work item would hold them to the end)
             box = [item]
@@ -189,13 +180,13 @@ def collect_chunked(
     status = pl.scan_parquet(spill / "*.parquet")
     if not (ascending or disjoint):
         check_across_chunks(status, ev)
-    if in_query_order and qrels is None:  # (with qrels, unanswered queries come last)
+    if in_query_order and judgments is None:  # (with qrels, unanswered queries come last)
         status = status.with_columns(pl.col(QUERY).set_sorted())
 
-    if qrels is not None:
+    if judgments is not None:
         # judged queries that no chunk answered: one plan over the qrels and an empty run
         answered = Hints(placeholders=status.select(*ev.keys, QUERY))
-        unanswered = build(first, dataclasses.replace(recipe, qrels=qrels), answered)
+        unanswered = build(first, dataclasses.replace(recipe, qrels=judgments.table), answered)
         unanswered = unanswered.status.collect()
         status = pl.concat([status, unanswered.lazy()], how="vertical_relaxed")
     return dataclasses.replace(ev, status=status, keep=tmp)

@@ -2,10 +2,61 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
 import polars as pl
 
+from .. import io
+from ..evaluate import Evaluation
 from ..ranking import run_starts
 from .reading import flag_sorted
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """Separate qrels held in memory for an engine that evaluates a run piece by piece.
+
+    `table`: every judgment (the judged queries no piece answered are evaluated from it last);
+    `keys`: the group columns the qrels share with the run (the query, and the by-columns that
+    are properties of the query); `of`: the judgments a piece of the run needs, at least those
+    of its queries.
+    """
+
+    table: pl.DataFrame
+    keys: list[str]
+    of: Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def read_judgments(ev: Evaluation) -> Judgments | None:
+    """`ev`'s separate qrels read once, each piece's judgments found by value
+    (`by_value`); None without separate qrels."""
+    read = read_qrels(ev)
+    return None if read is None else by_value(*read)
+
+
+def read_qrels(ev: Evaluation) -> tuple[pl.DataFrame, list[str]] | None:
+    """`ev`'s separate qrels, in memory, and the group columns they share with the run;
+    None without separate qrels."""
+    if ev.recipe is None or ev.recipe.qrels is None:
+        return None
+    columns = ev.recipe.columns
+    table = io.scan(
+        ev.recipe.qrels,
+        id_columns=(columns.query, columns.doc, *ev.group[:-1]),
+        numeric_columns=(columns.label,),
+        what="qrels",
+    ).collect()
+    return table, [c for c in ev.group if c in table.columns]
+
+
+def by_value(table: pl.DataFrame, keys: list[str]) -> Judgments:
+    """`table` (qrels), a piece's judgments found by the values of its query keys
+    (`judgments_of`; sorted first when there is one key, for its binary search)."""
+    if len(keys) == 1:
+        table = sorted_by(table, keys[0])
+    return Judgments(table, keys, partial(judgments_of, table, keys=keys))
 
 
 def sorted_by(qrels: pl.DataFrame, key: str) -> pl.DataFrame:

@@ -32,6 +32,7 @@ import polars as pl
 from ..errors import InputError
 from ..evaluate import Evaluation
 from .chunked import CHUNK_ROWS, WORKERS, collect_chunked
+from .judgments import Judgments, by_value, read_qrels
 from .reading import balanced, ranges
 
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
@@ -76,6 +77,12 @@ def collect_partitioned(
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
     rows, size = _size(ev.source)
     n = max(1, math.ceil(rows / chunk_rows))
+    # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
+    # keys alone (all the systems of a query in one bucket) and the judgments are divided the
+    # same way, once: each bucket then takes its own part of them
+    qrels = read_qrels(ev)
+    divided = qrels is not None and _comparable(ev, *qrels)
+    keys = qrels[1] if divided else ev.group
     run = partial(
         collect_chunked,
         ev,
@@ -85,22 +92,71 @@ def collect_partitioned(
         prepare=partial(group_together_in_parts, group=ev.group),
         tmp_dir=tmp_dir,
     )
-    if buckets is None and size * 3 <= limit:
+    in_memory = buckets is None and size * 3 <= limit
+    if in_memory:
         batch_rows = balanced(rows, chunk_rows, workers)
         n = max(1, math.ceil(rows / batch_rows))
-        buckets_ = _in_memory_buckets(
-            ev.source, ev.group, n, by_range=ev.source_by_range, batch_rows=batch_rows
-        )
-        return run(chunks=_drain(buckets_))
-    if buckets is None:
+    elif buckets is None:
         buckets = min(MAX_BUCKETS, max(n, math.ceil(4 * size / limit)))
+    judgments = None
+    if divided:  # as the rows will be: into n buckets of parts in memory, or spilled buckets
+        division = (n, _parts(batch_rows)) if in_memory else (buckets, 1)
+        judgments = _by_bucket(*qrels, *division)
+    elif qrels is not None:
+        judgments = by_value(*qrels)
+    del qrels  # the judgments are held once, as `judgments`, while the run is read
+    if in_memory:
+        buckets_ = _in_memory_buckets(
+            ev.source, keys, n, by_range=ev.source_by_range, batch_rows=batch_rows
+        )
+        return run(chunks=_drain(buckets_), judgments=judgments)
     spill = tempfile.TemporaryDirectory(prefix="preval-buckets-", dir=tmp_dir)
     try:
         _check_free_disk(Path(spill.name), int(size * SPILL_RATIO), rows)
-        _scatter(ev.source, ev.group, buckets, Path(spill.name))
-        return run(chunks=_spilled_buckets(Path(spill.name), ev.group, chunk_rows))
+        _scatter(ev.source, keys, buckets, Path(spill.name))
+        return run(chunks=_spilled_buckets(Path(spill.name), keys, chunk_rows), judgments=judgments)
     finally:
         spill.cleanup()
+
+
+def _comparable(ev: Evaluation, table: pl.DataFrame, keys: list[str]) -> bool:
+    """Whether the run's and the qrels' query keys have the same types, so that equal keys
+    hash alike (else the judgments of each bucket are looked up by value, `by_value`)."""
+    schema = ev.source.collect_schema()
+    return all(schema[k] == table.schema[k] for k in keys)
+
+
+def _by_bucket(table: pl.DataFrame, keys: list[str], buckets: int, parts: int) -> Judgments:
+    """The qrels `table` divided once as the run's rows are (`_bucket_index`): a piece of the
+    run takes the part of its bucket, found from its first row (judgments with a null key are
+    no query's: they stay in the table, where the last plan reports them)."""
+    index = _bucket_index(keys, buckets, parts)
+    null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
+    nulls = table.filter(null_key)
+    keyed = table if nulls.is_empty() else table.filter(~null_key)
+    by_bucket = keyed.with_columns(index).partition_by(_BUCKET, include_key=False, as_dict=True)
+    by_bucket = {b: part for (b,), part in by_bucket.items()}
+    # every judgment, from the parts (not a copy): the caller may then free `table`
+    table = pl.concat([*by_bucket.values(), nulls], rechunk=False)
+    empty = table.clear()
+
+    def of(piece: pl.DataFrame) -> pl.DataFrame:
+        # each query's judgments together, as the chunked engine's come: the plan joins and
+        # groups them faster so
+        return group_together(by_bucket.get(piece.head(1).select(index).item(), empty), keys)
+
+    return Judgments(table, keys, of)
+
+
+def _bucket_index(group: list[str], buckets: int, parts: int) -> pl.Expr:
+    """Each row's bucket when rows are divided into `buckets` of `parts` parts each (the keys
+    b * parts ... (b + 1) * parts - 1 of `_bucket_of` make bucket b)."""
+    return _bucket_of(group, buckets * parts) // parts
+
+
+def _parts(batch_rows: int) -> int:
+    """The parts of each in-memory bucket, for batches of `batch_rows` rows."""
+    return max(1, math.ceil(batch_rows / PART_ROWS))
 
 
 def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
@@ -144,7 +200,7 @@ def _in_memory_buckets(
     Read batch by batch, each batch divided at once among the buckets' parts and then
     dropped: the input is held once, and a bucket needs no dividing again on its worker.
     """
-    parts = max(1, math.ceil(batch_rows / PART_ROWS))
+    parts = _parts(batch_rows)
     pieces: dict[int, list[pl.DataFrame]] = {}
     batches = (
         ranges(source, batch_rows) if by_range else source.collect_batches(chunk_size=batch_rows)
