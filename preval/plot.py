@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +19,7 @@ from . import io
 from .curves import curve
 from .errors import InputError
 from .evaluate import evaluate
-from .report import umask
+from .report import hidden_beside
 from .summary import summarize
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -141,11 +140,9 @@ def _match(keys: list[str], group: tuple) -> pl.Expr:
 
 def _save(fig, path: Path) -> None:
     """Write atomically: a temporary file beside the target, renamed when complete."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
+    tmp = hidden_beside(path, path.suffix)
     try:
         fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), bbox_inches="tight")
-        os.chmod(tmp, 0o666 & ~umask())  # mkstemp made it private; other outputs are not
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import polars as pl
@@ -190,8 +190,8 @@ class Outputs:
     def write(self, data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
         path = Path(path)
         fmt = check_target(path)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
+        # listed before the file exists: __exit__ removes it whatever interrupts the write
+        tmp = hidden_beside(path, ".tmp")
         self._staged.append((tmp, path))
         data = counts_as_integers(data)
         try:
@@ -213,14 +213,12 @@ class Outputs:
                 "another path)"
             )
             raise InputError(msg) from exc
-        os.chmod(tmp, 0o666 & ~umask())  # mkstemp made it private; a new file is not
 
 
-def umask() -> int:
-    """The process umask (read by setting it and setting it back)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def hidden_beside(path: Path, suffix: str) -> str:
+    """A name for a temporary file beside `path`, hidden and random (64 bits: no run meets
+    another's), chosen before the file is made so that whoever removes it knows it first."""
+    return str(path.parent / f".{path.name}.{secrets.token_hex(8)}{suffix}")
 
 
 def _sink(lf: pl.LazyFrame, path: str, fmt: str) -> None:

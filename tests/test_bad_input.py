@@ -226,6 +226,26 @@ def test_a_signal_leaves_no_spill_and_no_output(
     assert list(out.iterdir()) == []
 
 
+@pytest.mark.parametrize("engine", ["chunked", "partitioned"])
+def test_a_signal_the_moment_the_spill_directory_appears_leaves_nothing(
+    large_grouped: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    # the instant the test above aims at by polling, made certain: the interrupt lands right
+    # after the directory is made, before the engine could enter any try of its own
+    make = os.mkdir
+
+    def mkdir_then_interrupt(path, *args, **kwargs):
+        make(path, *args, **kwargs)
+        if Path(path).name.startswith("preval-"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "mkdir", mkdir_then_interrupt)
+    plan = preval.plan(large_grouped, ["AP"])
+    with pytest.raises(KeyboardInterrupt):
+        preval.collect(plan, engine=engine, memory_limit=1_000_000, tmp_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- unreadable files: the file's name, the line, what to do; never the reader's words ------
 
 LEAKS = ("ComputeError", "PlRefPath", "ArrowInvalid", "Error:", ".tmp")

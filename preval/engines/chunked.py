@@ -44,7 +44,6 @@ The engines and the CLI are the only places that collect: this is an executor, n
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,6 +60,7 @@ from .checks import ascends, check_across_chunks, check_contiguous
 from .judgments import Judgments, read_judgments
 from .presort import permutation, rank_rows, runs_of_key
 from .reading import balanced, chunks_of, flag_sorted
+from .spill import SpillDirectory
 
 # Rows per chunk: from 1M to 4M rows per chunk run at the same speed; the smaller, the less
 # memory at peak.
@@ -107,8 +107,8 @@ def collect_chunked(
     if ev.source_by_range and chunks is None:
         chunk_rows = balanced(ev.source.select(pl.len()).collect().item(), chunk_rows, workers)
 
-    tmp = tempfile.TemporaryDirectory(prefix="preval-", dir=tmp_dir)
-    spill = Path(tmp.name)
+    tmp = SpillDirectory(prefix="preval-", dir=tmp_dir)
+    spill = tmp.path
     schema: pl.Schema | None = None
     spilled = 0
     # while every chunk lists its groups in ascending order, each after the last chunk's last,

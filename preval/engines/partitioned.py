@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -34,6 +33,7 @@ from ..evaluate import Evaluation
 from .chunked import CHUNK_ROWS, WORKERS, collect_chunked
 from .judgments import Judgments, by_value, read_qrels
 from .reading import balanced, ranges
+from .spill import SpillDirectory
 
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
@@ -110,11 +110,11 @@ def collect_partitioned(
             ev.source, keys, n, by_range=ev.source_by_range, batch_rows=batch_rows
         )
         return run(chunks=_drain(buckets_), judgments=judgments)
-    spill = tempfile.TemporaryDirectory(prefix="preval-buckets-", dir=tmp_dir)
+    spill = SpillDirectory(prefix="preval-buckets-", dir=tmp_dir)
     try:
-        _check_free_disk(Path(spill.name), int(size * SPILL_RATIO), rows)
-        _scatter(ev.source, keys, buckets, Path(spill.name))
-        return run(chunks=_spilled_buckets(Path(spill.name), keys, chunk_rows), judgments=judgments)
+        _check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
+        _scatter(ev.source, keys, buckets, spill.path)
+        return run(chunks=_spilled_buckets(spill.path, keys, chunk_rows), judgments=judgments)
     finally:
         spill.cleanup()
 
