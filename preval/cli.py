@@ -467,9 +467,10 @@ def _trec(args: argparse.Namespace) -> int:
     files = [Path(p) for p in args.runs]
     names = io.run_names(files)
     plan = build_plan(
-        io.scan_run(files),
+        files,
         measures,
-        qrels=io.scan_qrels(args.qrels),
+        qrels=args.qrels,
+        input_format="trec",
         query="query",
         doc="doc",
         score="score",

@@ -17,8 +17,9 @@ the audit counters and the validation counters. `evaluate` and `audit` are views
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -112,6 +113,9 @@ class Evaluation:
     # the files the plan reads (input, qrels): a reader's error mid-run names one of them and
     # its line (`io.explain`)
     paths: tuple[str | Path, ...] = ()
+    # counts the source's rows, or bounds them from above, without reading it (a TREC run's
+    # lines, `io.count_lines`): an engine that sizes its work first needs no pass to count
+    count_rows: Callable[[], int] | None = None
 
     @property
     def measure_names(self) -> list[str]:
@@ -359,8 +363,10 @@ def build_plan(
     passes each chunk's figure). Without it, or below that share, every row is ranked: with K
     near the rows of a query the top-K plan costs up to twice as much. Results are the same.
     """
+    run_files = None
     if input_format == "trec":
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+            run_files = data
             data = io.scan_run(data)
         if qrels is not None and not isinstance(qrels, (pl.DataFrame, pl.LazyFrame)):
             qrels = io.scan_qrels(qrels, subtopic=subtopic)
@@ -381,7 +387,10 @@ def build_plan(
         qrels,
         tuple(dict.fromkeys(relstrings)),
     )  # fmt: skip
-    return build(data, recipe, Hints(rows_per_query=rows_per_query))
+    plan = build(data, recipe, Hints(rows_per_query=rows_per_query))
+    if run_files is not None and not plan.joined_qrels:  # (the joined table has more rows)
+        plan = dataclasses.replace(plan, count_rows=partial(io.count_lines, run_files))
+    return plan
 
 
 def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Evaluation:

@@ -351,6 +351,13 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     return pl.concat(frames, how="vertical")
 
 
+def count_lines(paths: str | Path | list[str | Path]) -> int:
+    """The lines of text files, counted without parsing them: for a TREC run, an upper bound
+    of its rows (blank and comment lines count too)."""
+    files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    return pl.scan_lines(files, glob=False).select(pl.len()).collect().item()
+
+
 def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     """Read a TREC qrels file lazily: columns ``query``, ``doc``, ``label`` (Int64).
 

@@ -3,6 +3,7 @@ spilled to buckets, and its spill never outlives the run."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import shutil
@@ -216,3 +217,20 @@ def test_qrels_with_ids_of_another_type_are_found_by_value(buckets) -> None:
     got = partitioned.collect_partitioned(plan, chunk_rows=2, buckets=buckets)
     assert_same(got, plan)
     assert got.per_query().collect()["AP"].to_list() == [1.0, 0.25, 0.0]
+
+
+def test_a_trec_run_is_sized_by_its_lines_not_by_a_parse(tmp_path: Path) -> None:
+    run = tmp_path / "r.run"
+    run.write_text(
+        "# a comment line\nq1 Q0 a 1 3.0 t\nq2 Q0 b 1 2.0 t\n\nq1 Q0 c 2 1.0 t\nq2 Q0 d 2 0.5 t\n"
+    )
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("q1 0 a 1\nq1 0 c 0\nq2 0 d 1\nq3 0 e 1\n")
+    plan = build_plan(run, ["AP", "NumRel"], qrels=qrels, input_format="trec")
+    assert plan.count_rows is not None and plan.count_rows() == 6  # 4 rows in 6 lines
+    calls = []
+    counted = dataclasses.replace(plan, count_rows=lambda: calls.append(1) or 6)
+    got = partitioned.collect_partitioned(counted, chunk_rows=2)
+    assert calls == [1]
+    assert_same(got, plan)
+    assert got.per_query().collect().sort("query")["AP"].to_list() == [1.0, 0.5, 0.0]

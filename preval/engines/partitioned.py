@@ -75,7 +75,7 @@ def collect_partitioned(
         msg = "this evaluation has no source to read"
         raise InputError(msg)
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
-    rows, size = _size(ev.source)
+    rows, size = _size(ev)
     n = max(1, math.ceil(rows / chunk_rows))
     # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
     # keys alone (all the systems of a query in one bucket) and the judgments are divided the
@@ -299,10 +299,11 @@ def _group_order(frame: pl.DataFrame, group: list[str], hash_bits: int | None = 
     return full.to_frame().select(pl.arg_sort_by(_KEY, maintain_order=True)).to_series()
 
 
-def _size(source: pl.LazyFrame | pl.DataFrame) -> tuple[int, int]:
-    """Rows and estimated bytes in memory of `source` (from a sample's bytes per row)."""
-    lf = source.lazy()
-    rows = lf.select(pl.len()).collect().item()
+def _size(ev: Evaluation) -> tuple[int, int]:
+    """Rows of `ev`'s source (or a bound from above, `Evaluation.count_rows`) and its
+    estimated bytes in memory (from a sample's bytes per row)."""
+    lf = ev.source.lazy()
+    rows = lf.select(pl.len()).collect().item() if ev.count_rows is None else ev.count_rows()
     sample = lf.head(SAMPLE_ROWS).collect()
     per_row = sample.estimated_size() / max(sample.height, 1)
     return rows, int(per_row * rows)
