@@ -325,6 +325,11 @@ def run_names(files: list[Path]) -> list[str]:
     return [str(f) for f in files]
 
 
+def _files(paths: str | Path | list[str | Path]) -> list[Path]:
+    """One path or a list of them, as a list of paths."""
+    return [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+
+
 def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     """Read TREC run files lazily: columns ``system``, ``query``, ``doc``, ``score``.
 
@@ -334,7 +339,7 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     A malformed line (wrong number of fields, a score that is not a number) raises
     `InputError` naming the file, the line number and its content when the frame is collected.
     """
-    files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    files = _files(paths)
     if not files:
         msg = "scan_run: no run file given"
         raise InputError(msg)
@@ -354,7 +359,7 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
 def count_lines(paths: str | Path | list[str | Path]) -> int:
     """The lines of text files, counted without parsing them: for a TREC run, an upper bound
     of its rows (blank and comment lines count too)."""
-    files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    files = _files(paths)
     return pl.scan_lines(files, glob=False).select(pl.len()).collect().item()
 
 
