@@ -34,7 +34,6 @@ class SpillDirectory:
                 self._finalizer()
                 raise
             break
-        self.name = str(path)
         self.path = path
 
     def cleanup(self) -> None:
