@@ -6,7 +6,6 @@
 """
 
 from . import _allocator  # noqa: F401  (first: it must run before Polars loads)
-from .compare import compare
 from .conventions import CONVENTIONS
 from .curves import curve
 from .engines import NotGroupedError, collect
@@ -21,12 +20,24 @@ from .errors import (
 )
 from .evaluate import Evaluation, audit, evaluate, to_long
 from .evaluate import build_plan as plan
+from .extras import MissingDependencyError
 from .io import scan_qrels, scan_run
 from .measures import CATALOGUE, parse
 from .sqlgen import sql
 from .summary import summarize
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # compare loads numpy: only a session that compares systems pays for it
+    if name == "compare":
+        from .significance import compare
+
+        return compare
+    msg = f"module 'preval' has no attribute {name!r}"
+    raise AttributeError(msg)
+
 
 __all__ = [
     "CATALOGUE",
@@ -38,6 +49,7 @@ __all__ = [
     "InvalidValueError",
     "MeasureError",
     "MissingColumnError",
+    "MissingDependencyError",
     "NotGroupedError",
     "PrevalError",
     "__version__",

@@ -16,15 +16,15 @@ from pathlib import Path
 import polars as pl
 
 from . import __version__, engines, io, report, trec
-from .compare import add_parser as add_compare_parser
-from .compare import compare, readable
-from .compare import run as run_compare
 from .conventions import CONVENTIONS
 from .errors import PrevalError
 from .evaluate import Evaluation, build_plan
 from .measures import catalogue_rows, from_ir_measures, markdown_table
 from .options import DUPLICATES, QUERIES
 from .ranking import EXPECTED, TIES
+from .significance import add_parser as add_compare_parser
+from .significance import compare, readable
+from .significance import run as run_compare
 from .summary import summarize
 
 DEFAULT_MEASURES = ("AP", "RR", "Rprec", "P@10", "nDCG@10", "NumRet", "NumRel", "NumRelRet")

@@ -170,8 +170,10 @@ class Evaluation:
         )
 
 
-def to_long(per_query: pl.LazyFrame, index: Sequence[str]) -> pl.LazyFrame:
-    """Wide per-query table -> (keys..., query, measure, value), measures in column order."""
+def to_long(per_query: io.Source, index: Sequence[str]) -> pl.LazyFrame:
+    """Wide per-query table (any dataframe or a path) -> (keys..., query, measure, value),
+    measures in column order."""
+    per_query = io.scan(per_query, what="per-query table")
     return per_query.unpivot(index=list(index), variable_name="measure", value_name="value").sort(
         list(index), maintain_order=True
     )
@@ -364,6 +366,10 @@ def build_plan(
     near the rows of a query the top-K plan costs up to twice as much. Results are the same.
     """
     run_files = None
+    # any dataframe becomes a Polars one here, once: a stream (Arrow) can be read only once
+    if not (input_format == "trec" and isinstance(data, (str, Path, list, tuple))):
+        data = io.normalise(data)  # (TREC run files may come as a list)
+    qrels = None if qrels is None else io.normalise(qrels, "qrels")
     if input_format == "trec":
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
             run_files = data

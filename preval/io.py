@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import csv
 import gzip
+import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from .errors import InputError
 
-Source = pl.DataFrame | pl.LazyFrame | str | Path
+# Besides these, every function that takes a table takes any dataframe `as_polars` converts
+Source = pl.DataFrame | pl.LazyFrame | str | Path | Any
+
+ACCEPTED = (
+    "a Polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table, RecordBatch or "
+    "RecordBatchReader, a DuckDB relation, any object with __arrow_c_stream__, or a path"
+)
+
 
 _PARQUET = {".parquet", ".pq"}
 _CSV = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -33,13 +42,9 @@ def scan(
     infer dtypes from: its `numeric_columns` are then read as Float64, so that an empty input
     is an empty result rather than a type error.
     """
-    if isinstance(source, pl.LazyFrame):
-        return source
-    if isinstance(source, pl.DataFrame):
-        return source.lazy()
+    source = normalise(source, what)
     if not isinstance(source, (str, Path)):
-        msg = f"{what}: expected a DataFrame, LazyFrame or path, got {type(source).__name__}"
-        raise InputError(msg)
+        return source.lazy()
     path = Path(source)
     if not path.exists():
         msg = f"{what}: file not found: {path}"
@@ -74,6 +79,52 @@ def scan(
     known = ", ".join(sorted(TABLE_SUFFIXES))
     msg = f"{what}: cannot tell the format of {path} from its suffix {suffix!r} (known: {known})"
     raise InputError(msg)
+
+
+def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFrame | str | Path:
+    """`source` as a Polars frame (`as_polars`) or a path; anything else is refused by its type.
+
+    Public entry points call it once, so that a one-time stream is read once however many
+    times the plan looks at its source.
+    """
+    frame = as_polars(source)
+    if frame is not None:
+        return frame
+    if isinstance(source, (str, Path)):
+        return source
+    kind = f"{type(source).__module__}.{type(source).__qualname__}"
+    msg = f"{what}: cannot read an object of type {kind} (expected {ACCEPTED})"
+    raise InputError(msg)
+
+
+def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
+    """`obj` as a Polars frame when it is a dataframe of any kind, else None (a path, say).
+
+    Polars' own converters do the work, without a copy wherever Arrow memory can be shared:
+    pandas through `pl.from_pandas`, pyarrow through `pl.from_arrow`, and any other object that
+    exports the Arrow PyCapsule stream interface (``__arrow_c_stream__``: a DuckDB relation,
+    a Polars-free library's table) through `pl.DataFrame`. A stream (a RecordBatchReader, a
+    capsule) can be read once: it is read here, whole. A DuckDB relation runs its query here
+    too: scanned lazily, a run and its qrels from one connection would be read at once, which
+    DuckDB refuses ("connection is busy"); a query too large for memory belongs in a Parquet
+    file (``COPY ... TO 'run.parquet'``), which preval reads in pieces.
+    """
+    if isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
+        return obj
+    if isinstance(obj, (str, Path)):
+        return None
+    # look a library up only when it is loaded already: an object of it cannot exist otherwise
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(obj, pandas.DataFrame):
+        return pl.from_pandas(obj)
+    pyarrow = sys.modules.get("pyarrow")
+    if pyarrow is not None and isinstance(
+        obj, (pyarrow.Table, pyarrow.RecordBatch, pyarrow.RecordBatchReader)
+    ):
+        return pl.from_arrow(obj)
+    if hasattr(obj, "__arrow_c_stream__"):
+        return pl.DataFrame(obj)
+    return None
 
 
 def _check_parquet(path: Path, what: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import io
+from . import extras, io
 from .curves import curve
 from .errors import InputError
 from .evaluate import evaluate
@@ -170,7 +170,7 @@ def compare_plot(
     interval (the t interval, mean ± t·sd/√n). Queries are paired as in `preval.compare`
     (`missing`).
     """
-    from .compare import MISSING, _universe
+    from .significance import MISSING, _universe
 
     path = _target(output)
     plt = _pyplot()
@@ -187,7 +187,7 @@ def compare_plot(
         msg = f"baseline {base!r} is not a system of column {by!r} (systems: {systems})"
         raise InputError(msg)
     x, _ = _universe(table, measure, by, query, systems, missing)
-    from scipy import stats
+    stats = extras.require("scipy.stats", "the plot's intervals")
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=120)
     b = systems.index(base)
@@ -224,12 +224,6 @@ def _target(output: str | Path) -> Path:
 
 
 def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        msg = "preval's plots need matplotlib: pip install 'preval[plot]'"
-        raise InputError(msg) from None
-    return plt
+    matplotlib = extras.require("matplotlib", "preval's plots")
+    matplotlib.use("Agg")
+    return extras.require("matplotlib.pyplot", "preval's plots")

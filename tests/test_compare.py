@@ -18,7 +18,7 @@ from scipy import stats
 
 import preval
 from preval.cli import main
-from preval.compare import corrected_p, randomization_p
+from preval.significance import corrected_p, randomization_p
 
 
 def per_query(values: dict[str, list[float | None]]) -> pl.DataFrame:

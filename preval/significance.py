@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import io
+from . import extras, io
 from .errors import InputError
 from .summary import measure_columns
 
@@ -327,8 +327,8 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
         filled = [0] * k
     low = high = np.full(k, np.nan)
     if n > 1:
-        from scipy import special
-        from scipy import stats as sstats
+        special = extras.require("scipy.special", "the t-test's interval")
+        sstats = extras.require("scipy.stats", "the t-test's interval")
 
         half = sstats.t.ppf(1 - alpha / 2, n - 1) * sd / np.sqrt(n)
         low, high = delta - half, delta + half
@@ -372,8 +372,7 @@ def _tukey(x: np.ndarray, cols: np.ndarray, base: np.ndarray, alpha: float):
     queries): the p-value and confidence interval of each compared pair's difference."""
     if x.shape[1] < 2:
         return [None] * len(cols), [(None, None)] * len(cols)
-    from scipy import stats
-
+    stats = extras.require("scipy.stats", "Tukey's HSD")
     result = stats.tukey_hsd(*x)
     ci = result.confidence_interval(confidence_level=1 - alpha)
     p = [float(result.pvalue[i, j]) for i, j in zip(cols, base, strict=True)]
@@ -386,8 +385,7 @@ def _tukey(x: np.ndarray, cols: np.ndarray, base: np.ndarray, alpha: float):
 def _wilcoxon(d: np.ndarray) -> float | None:
     if not np.any(d != 0):
         return 1.0 if d.size else None
-    from scipy import stats
-
+    stats = extras.require("scipy.stats", "the Wilcoxon test")
     return float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
 
 

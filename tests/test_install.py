@@ -1,0 +1,100 @@
+"""What a bare `pip install .` promises: the extras are imported only where their feature is
+used, and a missing one is one line naming it. (`.ci/run` also runs the README's quick start in
+a fresh virtual environment with nothing but `pip install .`.)"""
+
+from __future__ import annotations
+
+import os
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import preval
+
+ROOT = Path(__file__).resolve().parents[1]
+# the optional dependencies, and what the test extra brings that a user need not have
+BLOCKED = ("scipy", "matplotlib", "pyspark", "pandas", "duckdb", "sklearn", "pytrec_eval")
+MODULES = [
+    *sorted(
+        m.name
+        for m in pkgutil.walk_packages(preval.__path__, prefix="preval.")
+        if not m.ispkg and m.name != "preval.__main__"  # (__main__ runs the command)
+    ),
+    "preval",
+    "preval.engines",
+]
+
+
+def _blocked(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter where every optional package fails to import."""
+    prelude = "import sys\n" + "".join(f"sys.modules[{n!r}] = None\n" for n in BLOCKED)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-c", prelude + code, *args],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_the_module_list_is_whole() -> None:
+    assert {"preval.significance", "preval.plot", "preval.spark", "preval.cli"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_imports_without_the_extras(module: str) -> None:
+    result = _blocked(f"import {module}")
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_declared_dependencies_are_what_the_package_imports() -> None:
+    # a module-level import of an undeclared package fails on a user's machine (issue 30)
+    listed = re.search(r"^dependencies = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert listed
+    declared = {re.split(r"[<>=!~ ]", d.strip(' "'))[0] for d in listed.group(1).split(",")}
+    assert declared == {"polars", "pyarrow", "numpy"}
+    result = _blocked(
+        "import preval.cli, preval.significance, preval.plot, preval.spark\n"
+        "top = {m.split('.')[0] for m, v in sys.modules.items() if v is not None}\n"
+        "print(sorted(top & {'scipy', 'matplotlib', 'pyspark', 'pandas', 'duckdb'}))"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_import_preval_leaves_numpy_out() -> None:
+    # start-up: only a session that compares or plots loads numpy
+    result = _blocked("import preval\nprint('numpy' in sys.modules)")
+    assert result.stdout.strip() == "False", result.stderr
+
+
+def test_cli_help_and_evaluate_run_without_the_extras() -> None:
+    code = "from preval.cli import main\nraise SystemExit(main(sys.argv[1:]))"
+    assert _blocked(code, "--help").returncode == 0
+    parquet = str(ROOT / "fixtures" / "example.parquet")
+    result = _blocked(code, "evaluate", parquet, "--by", "system", "-q")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("system  NumQ")
+
+
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (["evaluate", "{parquet}", "--by", "system", "--compare", "bm25", "-q"], "stats"),
+        (["compare", "{parquet}", "--baseline", "bm25"], "stats"),
+        (["plot", "roc", "{parquet}", "-o", "{tmp}/roc.png"], "plot"),
+    ],
+)
+def test_a_missing_extra_is_one_line_naming_it(args: list[str], extra: str, tmp_path) -> None:
+    parquet = str(ROOT / "fixtures" / "example.parquet")
+    argv = [a.format(parquet=parquet, tmp=tmp_path) for a in args]
+    code = "from preval.cli import main\nraise SystemExit(main(sys.argv[1:]))"
+    result = _blocked(code, *argv)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("preval: error:")
+    assert f"pip install 'preval[{extra}]'" in last
+    assert list(tmp_path.iterdir()) == []
