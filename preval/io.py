@@ -20,7 +20,6 @@ ACCEPTED = (
     "RecordBatchReader, a DuckDB relation, any object with __arrow_c_stream__, or a path"
 )
 
-
 _PARQUET = {".parquet", ".pq"}
 _CSV = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 # the suffixes `scan` reads as a table (any other path is no table of ours: e.g. a TREC file)
@@ -66,16 +65,12 @@ def scan(
                 "naming its columns; write the header line for an input with no rows)"
             )
             raise InputError(msg)
-        with path.open("rb") as fh:
-            # utf-8-sig: a byte-order mark must not stick to the first column's name
-            header = fh.readline().decode("utf-8-sig", "replace").rstrip("\r\n").split(separator)
-            empty = not any(line.strip() for line in fh)
+        header, empty = _csv_header(path, separator, what)
         overrides = {c: pl.String for c in id_columns if c in header}
         if empty:
             overrides |= {c: pl.Float64 for c in numeric_columns if c in header}
-        else:
-            _check_last_line(path, separator, len(header), what)
-        return pl.scan_csv(path, separator=separator, schema_overrides=overrides)
+        rows = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
+        return rows if empty else _field_checked(rows, path, separator, len(header), what)
     known = ", ".join(sorted(TABLE_SUFFIXES))
     msg = f"{what}: cannot tell the format of {path} from its suffix {suffix!r} (known: {known})"
     raise InputError(msg)
@@ -164,7 +159,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
         suffix = path.suffix.lower()
         if not path.is_file():
             continue
-        if suffix in _CSV and "utf-8" in text.lower():
+        if suffix in _CSV and ("utf-8" in text.lower() or "utf8" in text.lower()):
             lineno = _first_bad_utf8_line(path)
             if lineno is not None:
                 msg = (
@@ -212,33 +207,106 @@ def _first_long_line(path: Path, separator: str) -> tuple[int, int, int, str] | 
     return None
 
 
-def _check_last_line(path: Path, separator: str, fields: int, what: str) -> None:
-    """Raise if the file's last line has fewer fields than its header.
+def _csv_header(path: Path, separator: str, what: str) -> tuple[list[str], bool]:
+    """The column names of a CSV's header, and whether no row follows it.
 
-    Polars reads the missing fields of a short line as nulls, and a null label or score has a
-    meaning (unjudged, not retrieved): a file cut mid-write would be evaluated without a word.
-    A cut can only shorten the last line, so only that one is read, from the end of the file.
+    A byte-order mark (Windows editors write one) is no part of the first name. A name that
+    appears twice is refused: Polars would read the second as ``NAME_duplicated_0`` and every
+    rule would use the first, whichever the writer meant.
     """
     with path.open("rb") as fh:
-        fh.seek(0, 2)
-        size = fh.tell()
-        fh.seek(max(0, size - 65536))
-        raw = fh.read()
-    tail = raw.rstrip(b"\r\n")
-    last = tail.rsplit(b"\n", 1)[-1].rstrip(b"\r").decode("utf-8", "replace")
-    if not last.strip():
-        return
-    found = len(next(csv.reader([last], delimiter=separator)))
-    if found < fields:
-        with path.open("rb") as fh:
-            lineno = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
-        lineno -= raw.count(b"\n") - tail.count(b"\n") - 1  # blank lines after it
+        raw = fh.readline()
+        empty = not any(line.strip() for line in fh)
+    text = raw.decode("utf-8-sig", "replace").rstrip("\r\n")
+    if "\r" in text:
         msg = (
-            f"{what} {path}, line {lineno}: expected {fields} fields as in the header, found "
-            f"{found}: {last!r} (rule: every row has every column; the file looks cut short, "
-            "e.g. by a write that did not finish)"
+            f"{what} {path}, line 1: lines end with a carriage return alone (rule: CSV lines "
+            "end with \\n or \\r\\n; convert the file, e.g. tr '\\r' '\\n')"
         )
         raise InputError(msg)
+    header = next(csv.reader([text], delimiter=separator), [])
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, start=1):
+        if name in seen:
+            msg = (
+                f"{what} {path}, line 1: column {name!r} appears twice in the header (fields "
+                f"{seen[name]} and {i}) (rule: column names are unique; rename one)"
+            )
+            raise InputError(msg)
+        seen[name] = i
+    return header, empty
+
+
+_PLAIN, _QUOTED, _MULTILINE = "_plain", "_quoted", "_multiline"
+
+
+def _field_checked(
+    rows: pl.LazyFrame, path: Path, separator: str, fields: int, what: str
+) -> pl.LazyFrame:
+    """`rows` (the CSV read by Polars) followed by a check that every row has the header's
+    number of fields: a plan that reads the file's lines once more and adds no row.
+
+    Polars reads a row's missing fields as nulls, and a null score or label has a meaning
+    (not retrieved, unjudged): a short row anywhere would be evaluated without a word. The
+    check counts the separators outside quotes on each line, in Polars, as the plan runs; a
+    file with a quoted line break (a line with an odd number of quotes) is checked record by
+    record with Python's csv module instead. Blank lines are skipped, by the read as well.
+    """
+    schema = rows.collect_schema()
+    line = pl.col(_LINE)
+    quotes = line.str.count_matches('"', literal=True)
+    blank = line.is_in(["", "\r"])
+    quoted = line.filter(quotes > 0)  # few lines: only they pay for the regex
+    summary = pl.scan_lines(path, name=_LINE, glob=False).select(
+        ((_fields(line, separator) != fields) & (quotes == 0) & ~blank).sum().alias(_PLAIN),
+        # quoted fields ("" escapes are two quoted fields in a row) hold no separator of ours
+        (_fields(quoted.str.replace_all('"[^"]*"', ""), separator) != fields).sum().alias(_QUOTED),
+        (quotes % 2 == 1).any().alias(_MULTILINE),
+    )
+
+    def verdict(df: pl.DataFrame) -> pl.DataFrame:
+        plain, quoted, multiline = df.row(0)
+        # (the header is a quoted line or not, and has its own count of fields by definition)
+        found = (
+            _first_short_record(path, separator, fields) if multiline or plain or quoted else None
+        )
+        if found is not None:
+            lineno, content, n, count = found
+            msg = (
+                f"{what} {path}, line {lineno}: expected {fields} fields as in the header, "
+                f"found {n}: {content!r} ({count} rows with a wrong field count) (rule: "
+                "every row has every column; write an empty field for a missing value, quote "
+                "fields that hold the separator)"
+            )
+            raise InputError(msg)
+        return pl.DataFrame(schema=schema)
+
+    blank = pl.all_horizontal(pl.all().is_null())  # a blank line is a row of nulls to Polars
+    return pl.concat([rows.filter(~blank), summary.map_batches(verdict, schema=schema)])
+
+
+def _fields(line: pl.Expr, separator: str) -> pl.Expr:
+    return line.str.count_matches(separator, literal=True) + 1
+
+
+def _first_short_record(
+    path: Path, separator: str, fields: int
+) -> tuple[int, str, int, int] | None:
+    """The first record of a CSV whose field count is not `fields` (its line, text and field
+    count, and how many such records), read record by record, so that a quoted line break is
+    part of its field."""
+    first, count = None, 0
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        records = csv.reader(fh, delimiter=separator)
+        next(records, None)
+        start = records.line_num + 1
+        for record in records:
+            if record and len(record) != fields:
+                count += 1
+                if first is None:
+                    first = (start, separator.join(record), len(record))
+            start = records.line_num + 1
+    return None if first is None else (*first, count)
 
 
 def reads_by_range(source: Source) -> bool:
@@ -282,9 +350,12 @@ def _trec_lines(
         line.str.replace_all(r"[ \t]{2,}|\t", " ")
     )
     parts = blanks.otherwise(line).str.split_exact(" ", len(fields))
+    stripped = line.str.strip_chars()
+    if _starts_with_bom(path):  # (Windows editors write one): no part of the first query id
+        stripped = stripped.str.strip_chars_start("\ufeff")
     lf = (
         pl.scan_lines(path, name=_LINE, row_index_name=_NO, row_index_offset=1, glob=False)
-        .with_columns(line.str.strip_chars())  # once, for the filter and the split
+        .with_columns(stripped)  # once, for the filter and the split
         .filter(line.str.len_bytes() > 0, ~line.str.starts_with("#"))
         .select(_NO, parts.alias("_parts"))
         .unnest("_parts")
@@ -348,9 +419,18 @@ def _line_checker(
     return check
 
 
+def _starts_with_bom(path: Path) -> bool:
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as fh:
+            return fh.read(3) == b"\xef\xbb\xbf"
+    except OSError:  # not gzip after all, say: the read reports it, with the file's name
+        return False
+
+
 def _read_line(path: Path, lineno: int) -> str:
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+    with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
         for i, line in enumerate(fh, start=1):
             if i == lineno:
                 return line.rstrip("\r\n")
@@ -360,7 +440,7 @@ def _read_line(path: Path, lineno: int) -> str:
 def _first_tag(path: Path) -> str | None:
     """The tag of the first run line: trec_eval's runid for the file."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+    with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
         for line in fh:
             parts = line.split()
             if parts and not parts[0].startswith("#"):

@@ -135,7 +135,7 @@ def test_a_csv_cut_mid_row_is_an_error(capsys, tmp_path: Path, ending: str) -> N
     one_line_error(rc, err, "cut.csv", "line 6", "expected 4 fields", "found 3", "q3,d5,0.5")
     assert not out.exists()
     with pytest.raises(preval.InputError, match="line 6"):
-        preval.evaluate(data, ["AP"])
+        preval.evaluate(data, ["AP"]).collect()
 
 
 def test_an_empty_last_field_is_not_a_cut(capsys, tmp_path: Path) -> None:

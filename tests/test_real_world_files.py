@@ -1,0 +1,178 @@
+"""Files as real tools write them: a byte-order mark, a repeated column name, a short row in
+the middle, a quoted line break, blank lines. Each gives the right numbers or one clear line
+naming the file, the line and the rule; never a silently different number."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import preval
+from preval.cli import main
+
+BOM = b"\xef\xbb\xbf"
+JOINED = "query,doc,score,label\nq1,d1,0.9,1\nq1,d2,0.8,0\nq2,d3,0.7,2\nq2,d4,0.6,0\n"
+ENGINES = ("in-memory", "streaming", "chunked", "partitioned")
+
+
+def one_line_error(capsys, args: list[object], *fragments: str) -> None:
+    rc = main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("preval: error:"), err
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def per_query(path: Path, **kw: object) -> pl.DataFrame:
+    return preval.evaluate(path, ["AP", "P@10", "NumRet"], **kw).collect()
+
+
+# --- TREC files with a byte-order mark -------------------------------------------------------
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("marked", ["qrels", "run", "both"])
+def test_a_byte_order_mark_is_no_part_of_the_first_query(
+    capsys, tmp_path: Path, marked: str, gz: bool
+) -> None:
+    # issue 32's case: with the mark kept, q1's first qrels line joined nothing (map 0.5)
+    qrels_text, run_text = b"q1 0 d1 1\nq1 0 d3 1\n", b"q1 Q0 d1 1 .9 r\nq1 Q0 d3 2 .8 r\n"
+    qrels = tmp_path / ("q.gz" if gz else "q")
+    run = tmp_path / ("r.gz" if gz else "r")
+    for path, text, who in ((qrels, qrels_text, "qrels"), (run, run_text, "run")):
+        data = (BOM if marked in (who, "both") else b"") + text
+        path.write_bytes(gzip.compress(data) if gz else data)
+    assert main(["trec", "-q", "-m", "map", str(qrels), str(run)]) == 0
+    out = capsys.readouterr().out.split("\n")
+    assert out[0].split() == ["map", "q1", "1.0000"]
+    table = preval.evaluate(run, ["AP"], qrels=qrels, input_format="trec").collect()
+    assert table["query"].to_list() == ["q1"] and table["AP"].to_list() == [1.0]
+    assert table["system"].to_list() == ["r"]
+
+
+def test_a_csv_with_a_byte_order_mark_reads_as_without(tmp_path: Path) -> None:
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    plain.write_text(JOINED)
+    marked.write_bytes(BOM + JOINED.encode())
+    assert_frame_equal(per_query(marked), per_query(plain))
+
+
+# --- CSV headers ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "name", "where"),
+    [
+        ("query,doc,label,label", "label", "fields 3 and 4"),
+        ("query,query,doc,score,label", "query", "fields 1 and 2"),
+        ('"query",doc,score,label,"query"', "query", "fields 1 and 5"),
+    ],
+)
+def test_a_repeated_column_name_is_refused_by_name(
+    capsys, tmp_path: Path, header: str, name: str, where: str
+) -> None:
+    data = tmp_path / "dup.csv"
+    width = header.count(",") + 1
+    data.write_text(header + "\n" + ",".join(["q1", "d1", "0.5", "1", "0"][:width]) + "\n")
+    out = tmp_path / "pq.csv"
+    one_line_error(
+        capsys, ["evaluate", data, "--per-query", out], "dup.csv", "line 1", repr(name), where
+    )
+    assert not out.exists()
+    with pytest.raises(preval.InputError, match="appears twice"):
+        preval.evaluate(data, ["AP"])
+
+
+def test_a_repeated_column_name_in_qrels_is_refused(capsys, tmp_path: Path) -> None:
+    run, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run.write_text("query,doc,score\nq1,d1,0.9\n")
+    qrels.write_text("query,doc,label,label\nq1,d1,1,0\n")
+    one_line_error(capsys, ["evaluate", run, "--qrels", qrels], "qrels.csv", "'label'", "twice")
+
+
+def test_carriage_returns_alone_end_no_line(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "mac.csv"
+    data.write_bytes(JOINED.replace("\n", "\r").encode())
+    one_line_error(capsys, ["evaluate", data], "mac.csv", "carriage return")
+
+
+# --- rows with a field missing -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("line", [2, 3, 5])
+def test_a_short_row_anywhere_is_an_error(capsys, tmp_path: Path, line: int, engine: str) -> None:
+    # issue 32's case: q1,d2,0.4 in a 4-column file became an unjudged document, exit 0
+    rows = JOINED.splitlines()
+    rows[line - 1] = rows[line - 1].rsplit(",", 1)[0]
+    data = tmp_path / "short.csv"
+    data.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "pq.csv"
+    args = ["evaluate", data, "--per-query", out, "--engine", engine]
+    one_line_error(
+        capsys, args, "short.csv", f"line {line}", "expected 4 fields", "found 3", rows[line - 1]
+    )
+    assert not out.exists()
+    plan = preval.plan(data, ["AP"])
+    with pytest.raises(preval.InputError, match=f"line {line}: expected 4 fields"):
+        preval.collect(plan, engine=engine)
+
+
+def test_short_rows_are_counted_and_a_quoted_row_is_judged_by_its_fields(
+    capsys, tmp_path: Path
+) -> None:
+    data = tmp_path / "short.csv"
+    # line 3 has four fields, one of them a quoted comma; lines 4 and 6 have three
+    data.write_text(
+        'query,doc,score,label\nq1,d1,0.9,1\nq1,"d,2",0.8,0\n"q2",d3,0.7\nq2,d4,0.6,0\nq3,d5,1\n'
+    )
+    one_line_error(capsys, ["evaluate", data], "line 4", "found 3", "2 rows")
+
+
+def test_a_short_row_in_qrels_is_an_error(capsys, tmp_path: Path) -> None:
+    run, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\n")
+    qrels.write_text("query,doc,label\nq1,d1\nq1,d2,1\n")
+    one_line_error(capsys, ["evaluate", run, "--qrels", qrels], "qrels.csv", "line 2", "found 2")
+
+
+# --- valid files that look odd -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("last", [True, False])
+def test_a_quoted_line_break_is_part_of_its_field(tmp_path: Path, last: bool) -> None:
+    # issue 32's case: a valid last row with a quoted newline was refused as cut short
+    row = 'q1,"d\n5",0.5,0'
+    data = tmp_path / "multi.csv"
+    data.write_text(JOINED + row if last else JOINED.replace("q1,d2", row + "\nq1,d2"))
+    table = preval.evaluate(data, ["NumRet", "AP"]).collect()
+    assert table["NumRet"].to_list() == [3, 2]
+    assert table["AP"].to_list() == [1.0, 1.0]
+
+
+def test_a_quoted_line_break_in_a_short_record_is_found(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "multi.csv"
+    data.write_text(JOINED + 'q1,"d\n5",0.5\nq3,d6,0.1,1\n')
+    one_line_error(capsys, ["evaluate", data], "line 6", "found 3")
+
+
+@pytest.mark.parametrize("blank", ["\n", "\n\n", "\r\n"])
+def test_blank_lines_are_skipped(tmp_path: Path, blank: str) -> None:
+    plain, gaps = tmp_path / "plain.csv", tmp_path / "gaps.csv"
+    plain.write_text(JOINED)
+    newline = "\r\n" if blank == "\r\n" else "\n"
+    lines = JOINED.splitlines()
+    gaps.write_text(newline.join([*lines[:3], "", *lines[3:]]) + newline + blank, newline="")
+    assert_frame_equal(per_query(gaps), per_query(plain))
+
+
+def test_a_line_of_spaces_is_a_short_row(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "spaces.csv"
+    data.write_text(JOINED + "   \n")
+    one_line_error(capsys, ["evaluate", data], "line 6", "found 1")
