@@ -6,9 +6,10 @@
 """
 
 from . import _allocator  # noqa: F401  (first: it must run before Polars loads)
+from .api import audit, evaluate, plan
 from .conventions import CONVENTIONS
 from .curves import curve
-from .engines import NotGroupedError, collect
+from .engines import NotGroupedError
 from .errors import (
     ColumnTypeError,
     DuplicateError,
@@ -18,13 +19,14 @@ from .errors import (
     MissingColumnError,
     PrevalError,
 )
-from .evaluate import Evaluation, audit, evaluate, to_long
-from .evaluate import build_plan as plan
 from .extras import MissingDependencyError
 from .io import scan_qrels, scan_run
 from .measures import CATALOGUE, parse
+from .options import Options
+from .planner import Plan
+from .result import Result, collect
 from .sqlgen import sql
-from .summary import summarize
+from .summary import summarize, to_long
 
 __version__ = "0.1.0"
 
@@ -44,14 +46,16 @@ __all__ = [
     "CONVENTIONS",
     "ColumnTypeError",
     "DuplicateError",
-    "Evaluation",
     "InputError",
     "InvalidValueError",
     "MeasureError",
     "MissingColumnError",
     "MissingDependencyError",
     "NotGroupedError",
+    "Options",
+    "Plan",
     "PrevalError",
+    "Result",
     "__version__",
     "audit",
     "collect",

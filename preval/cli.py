@@ -15,13 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
-from . import __version__, engines, io, report, trec
+from . import __version__, engines, io, options, report, trec
 from .conventions import CONVENTIONS
 from .errors import PrevalError
-from .evaluate import Evaluation, build_plan
 from .measures import catalogue_rows, from_ir_measures, markdown_table
-from .options import DUPLICATES, QUERIES
-from .ranking import EXPECTED, TIES
+from .options import Options
+from .planner import Plan, build_plan
 from .significance import add_parser as add_compare_parser
 from .significance import compare, readable
 from .significance import run as run_compare
@@ -71,8 +70,13 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ev.add_argument("input", help="joined table or run: .parquet, .csv or .tsv")
-    ev.add_argument("--qrels", help="judgments (query, doc, label); INPUT is then a run")
+    ev.add_argument(
+        "input", help="joined table or run: .parquet, .csv, .tsv, or a TREC run file (.gz too)"
+    )
+    ev.add_argument(
+        "--qrels",
+        help="judgments (query, doc, label), a table or a TREC qrels file; INPUT is then a run",
+    )
     ev.add_argument(
         "-m",
         "--measure",
@@ -86,53 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="read -m names as ir_measures does: Accuracy@k is its pairwise accuracy",
     )
-    for role in ("query", "doc", "score", "label"):
-        ev.add_argument(
-            f"--{role}",
-            default=role,
-            metavar="COL",
-            help=f"name of the {role} column (default: {role})",
-        )
-    ev.add_argument(
-        "--by",
-        action="append",
-        default=[],
-        metavar="COL",
-        help="evaluate each group of this column separately (repeatable)",
-    )
-    ev.add_argument(
-        "--subtopic",
-        metavar="COL",
-        help="the --qrels subtopic column: judgments per (query, subtopic, doc), for the "
-        "diversity measures (alpha_nDCG@K, ERR_IA@K, NRBP, StRecall@K ...)",
-    )
-    ev.add_argument(
-        "-l",
-        "--relevance-level",
-        type=float,
-        default=1,
-        metavar="N",
-        help="label >= N is relevant (default: 1)",
-    )
-    ev.add_argument(
-        "--ties",
-        choices=(*TIES, EXPECTED),
-        default=None,
-        help="order of equal scores (default: trec with a doc column, else input)",
-    )
-    ev.add_argument(
-        "--queries",
-        choices=QUERIES,
-        default="judged",
-        help="judged: every judged query counts (trec_eval -c, default); "
-        "retrieved: only judged queries with results",
-    )
-    ev.add_argument(
-        "--duplicates",
-        choices=DUPLICATES,
-        default="error",
-        help="a repeated (query, doc): error (default), or keep max / first",
-    )
+    options.add_arguments(ev, "cli-evaluate")
     ev.add_argument(
         "--per-query",
         metavar="PATH",
@@ -265,7 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     tr.add_argument(
         "--duplicates",
-        choices=DUPLICATES,
+        choices=options.DUPLICATES,
         default="error",
         help="a document twice in a query: error (default, as trec_eval), or keep the max "
         "score / the first line",
@@ -398,15 +356,17 @@ def _evaluate(args: argparse.Namespace) -> int:
     report.check_targets(
         {"--per-query": args.per_query, "--summary": args.summary}, [args.input, args.qrels]
     )
-    if args.compare is not None and len(args.by) != 1:
+    plan = _evaluate_plan(args)
+    by = [plan.names[k] for k in plan.keys]  # (TREC runs: the system of each file)
+    if args.compare is not None and len(by) != 1:
         msg = "--compare needs exactly one --by column: the systems to compare"
         raise PrevalError(msg)
     with _progress("evaluating", quiet=args.quiet) as progress:
-        plan = _collect(_evaluate_plan(args), args, [args.input, args.qrels], progress)
+        plan = _collect(plan, args, [args.input, args.qrels], progress)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]
-    outputs = [summarize(per_query, by=args.by, query=args.query), plan.audit(),
+    outputs = [summarize(per_query, by=by, query=args.query), plan.audit(),
                per_query.select(pl.col(auc).null_count())]  # fmt: skip
     with warnings.catch_warnings(), report.Outputs() as files:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
@@ -427,7 +387,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     sys.stdout.write(report.render(summary_df, args.format))
     if args.compare is not None:
         table = compare(
-            per_query, baseline=args.compare or None, by=args.by[0], query=args.query
+            per_query, baseline=args.compare or None, by=by[0], query=args.query
         ).select(
             "system", "baseline", "measure", "delta", "p_value", "p_corrected", "significant",
             "wins", "ties", "losses",
@@ -466,25 +426,16 @@ def _trec(args: argparse.Namespace) -> int:
     measures = measures or ["NumQ"]
     files = [Path(p) for p in args.runs]
     names = io.run_names(files)
+    semantics = {
+        "ties": "trec", "queries": "judged" if args.complete else "retrieved",
+        "relevance_level": args.level, "duplicates": args.duplicates, "depth": args.depth,
+        "judged_only": args.judged_only, "trec_version": args.trec_version,
+    }  # fmt: skip
     plan = build_plan(
-        files,
-        measures,
-        qrels=args.qrels,
-        input_format="trec",
-        query="query",
-        doc="doc",
-        score="score",
-        label="label",
-        by="system",
-        ties="trec",
-        queries="judged" if args.complete else "retrieved",
-        relevance_level=args.level,
-        duplicates=args.duplicates,
-        depth=args.depth,
-        judged_only=args.judged_only,
-        trec_version=args.trec_version,
+        files, measures, qrels=args.qrels,
+        options=Options.of({"input_format": "trec", "by": "system", **semantics}),
         relstrings=[trec.relstring_cutoff(line) for line in strings],
-    )
+    )  # fmt: skip
     try:
         with _progress("evaluating") as progress:
             plan = _collect(plan, args, [args.qrels, *args.runs], progress)  # one pass
@@ -546,8 +497,8 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _collect(plan: Evaluation, args: argparse.Namespace, paths: Sequence[str | None],
-             progress) -> Evaluation:  # fmt: skip
+def _collect(plan: Plan, args: argparse.Namespace, paths: Sequence[str | None],
+             progress) -> Plan:  # fmt: skip
     """Run the plan once with the user's engine (auto: chosen from the input files' size)."""
     if args.tmp_dir is not None and not Path(args.tmp_dir).is_dir():
         msg = f"--tmp-dir {args.tmp_dir}: no such directory"
@@ -588,25 +539,13 @@ def _bytes(text: str) -> int:
     return int(float(match.group(1)) * _UNITS[unit])
 
 
-def _evaluate_plan(args: argparse.Namespace) -> Evaluation:
+def _evaluate_plan(args: argparse.Namespace) -> Plan:
     """The evaluation plan of `preval evaluate` (its per-query status frame, not yet run)."""
     measures = args.measures or list(DEFAULT_MEASURES)
     if args.ir_measures:
         measures = [from_ir_measures(m) for m in measures]
     return build_plan(
-        args.input,
-        measures,
-        qrels=args.qrels,
-        query=args.query,
-        doc=args.doc,
-        score=args.score,
-        label=args.label,
-        by=args.by,
-        relevance_level=args.relevance_level,
-        ties=args.ties,
-        queries=args.queries,
-        duplicates=args.duplicates,
-        subtopic=args.subtopic,
+        args.input, measures, qrels=args.qrels, options=options.from_args(args, "cli-evaluate")
     )
 
 

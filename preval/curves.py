@@ -20,7 +20,6 @@ Like evaluation, a curve is one lazy plan: one sort and cumulative counts per gr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Literal
 
 import polars as pl
@@ -28,6 +27,7 @@ import polars as pl
 from . import inputs, io, validate
 from .conventions import Convention, get_convention
 from .errors import InputError
+from .options import Options, accepts
 from .ranking import LABEL, ROW, SCORE, count, sort_keys
 
 KINDS = ("pr", "roc")
@@ -36,22 +36,14 @@ _ONE = "_ranking"  # a constant key: with no keys, the whole table is one rankin
 _LAST = 2**62  # sort position of a closing limit point
 
 
+@accepts("curve")
 def curve(
     data: io.Source,
     kind: Literal["pr", "roc"] = "pr",
     *,
     interpolate: bool = False,
-    convention: str = "trec",
-    query: str | None = "query",
-    doc: str = "doc",
-    score: str = "score",
-    label: str = "label",
-    by: str | Sequence[str] | None = None,
-    relevance_level: float = 1,
-    num_positives: int | str | None = None,
-    num_negatives: int | str | None = None,
-    include_inf: bool = False,
     normalize_prior: float | None = None,
+    options: Options,
 ) -> pl.LazyFrame:
     """The PR or ROC curve of each ranking, as a LazyFrame of operating points.
 
@@ -69,15 +61,6 @@ def curve(
     interpolate
         Interpolated precision (PR: the best precision at this recall or beyond) or, for ROC,
         LingPipe's pruning of points that share a false positive rate.
-    convention
-        ``"trec"``, ``"lingpipe"`` or ``"vlfeat"`` (module docstring, README).
-    num_positives, num_negatives
-        Total positives / negatives of each ranking, when the table does not hold them all
-        (LingPipe ``addMisses`` / ``addNegativeMisses`` counted as totals, VLFeat
-        ``NumPositives`` / ``NumNegatives``): a number, or the name of a column holding each
-        ranking's total. Smaller than what the table holds is an error.
-    include_inf
-        VLFeat: rank -inf scores too (they are not retrieved otherwise).
     normalize_prior
         VLFeat ``NormalizePrior`` a in (0, 1): precision as if positives were a fraction a of
         the data, a·TPR / (a·TPR + (1 − a)·FPR) (the normalised PR curves of Hoiem et al.).
@@ -88,14 +71,17 @@ def curve(
         Sorted by (keys..., point). Recall and TPR are null when a ranking has no positive,
         FPR when it has no negative.
     """
+    columns, semantics = options.columns, options.semantics
+    query, doc, score, label, by = (columns.query, columns.doc, columns.score, columns.label,
+                                    columns.by)  # fmt: skip
+    relevance_level, convention = semantics.relevance_level, semantics.convention
+    num_positives, num_negatives = semantics.num_positives, semantics.num_negatives
+    include_inf = semantics.include_inf
     if kind not in KINDS:
         msg = f"kind must be 'pr' or 'roc', got {kind!r}"
         raise InputError(msg)
     conv = get_convention(convention)
     count_columns = [c for c in (num_positives, num_negatives) if isinstance(c, str)]
-    for name, value in (("num_positives", num_positives), ("num_negatives", num_negatives)):
-        if not isinstance(value, str):
-            validate.require_count(name, value)
     if normalize_prior is not None and not 0 < normalize_prior < 1:
         msg = f"normalize_prior must be between 0 and 1 (exclusive), got {normalize_prior!r}"
         raise InputError(msg)

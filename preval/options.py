@@ -1,22 +1,31 @@
-"""The options of an evaluation, each validated once when it is built.
+"""The options of an evaluation: each declared once, in `OPTIONS`, and validated once.
 
-* `Columns`: which input column plays which role (query, doc, score, label, by keys);
+`OPTIONS` is the one table of options (name, type, default, allowed values, help, CLI flag,
+the entry points that take it). From it come the keyword options of every public function
+(`accepts`), the flags of every subcommand (`add_arguments`, `from_args`) and the options
+table of the docs (`markdown_table`). Adding an option is one row here and one field in the
+object it belongs to:
+
+* `Columns`: which input column plays which role (query, doc, score, label, by keys, subtopic);
 * `Semantics`: what the measures mean (relevance level, ties, which queries count, ...);
-* `Hints`: what an engine knows of one piece of the input that the plan cannot check (rows
-  presorted, groups contiguous); an engine's, never a caller's.
+* ``input_format``: how a path is read (the `Options` bundle holds it beside the two).
 
-The flat keywords of `preval.evaluate`, `preval.plan`, `preval.audit` and the command line's
-arguments are only ways to build them.
+`Hints` are an engine's, never a caller's: what an engine knows of one piece of the input that
+the plan cannot check (rows presorted, groups contiguous).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import argparse
+import difflib
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from . import validate
-from .conventions import get_convention
+from .conventions import CONVENTIONS, get_convention
 from .errors import InputError
 from .ranking import EXPECTED, TIES
 
@@ -25,20 +34,123 @@ if TYPE_CHECKING:
 
 QUERIES = ("judged", "retrieved")
 DUPLICATES = ("error", "max", "first")
+INPUT_FORMATS = ("auto", "table", "trec")
+
+# The entry points, by the name `accepts` and `add_arguments` know them
+EVALUATE = frozenset({"evaluate", "audit", "plan", "spark", "cli-evaluate", "cli-compare"})
+CURVE = frozenset({"curve", "plot", "cli-plot"})
+SQL = frozenset({"sql"})
 
 
-def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+def _check_choice(name: str, value: object, choices: Sequence[object]) -> None:
     if value not in choices:
         msg = f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
         raise InputError(msg)
 
 
+def _count(text: str) -> int | str:
+    """A CLI total: a whole number, or the name of a column holding each query's total."""
+    return int(text) if text.strip().isdigit() else text
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: where its value goes, its default and rule, and how each face spells it."""
+
+    name: str
+    goes_to: str  # "columns" | "semantics" | "source": the object that holds the value
+    annotation: str  # the type, as the signature and the docs show it
+    default: object
+    help: str
+    where: frozenset[str]  # the entry points that take it
+    choices: tuple[object, ...] = ()
+    flags: tuple[str, ...] = ()  # CLI spellings; () is --name-with-dashes
+    metavar: str | None = None
+    parse: Callable[[str], object] | None = None  # CLI text -> value
+    repeat: bool = False  # a CLI flag given once per value (a list)
+
+    @property
+    def cli_flags(self) -> tuple[str, ...]:
+        return self.flags or ("--" + self.name.replace("_", "-"),)
+
+
+def _column(role: str, where: frozenset[str], help: str = "") -> Option:
+    return Option(role, "columns", "str", role, help or f"name of the {role} column",
+                  where, metavar="COL")  # fmt: skip
+
+
+OPTIONS: dict[str, Option] = {
+    o.name: o
+    for o in (
+        _column("query", EVALUATE | CURVE | SQL),
+        _column("doc", EVALUATE | CURVE | SQL),
+        _column("score", EVALUATE | CURVE | SQL),
+        _column("label", EVALUATE | CURVE | SQL),
+        Option("by", "columns", "str | Sequence[str] | None", None,
+               "key column(s) whose groups are evaluated separately, e.g. a system column "
+               "(a column the qrels also have is a property of the query, joined on)",
+               EVALUATE | CURVE | SQL, metavar="COL", repeat=True),
+        Option("subtopic", "columns", "str | None", None,
+               "the qrels' subtopic column: judgments per (query, subtopic, doc), for the "
+               "diversity measures (alpha_nDCG@K, ERR_IA@K, NRBP, StRecall@K ...)",
+               EVALUATE - {"spark", "cli-compare"}, metavar="COL"),
+        Option("relevance_level", "semantics", "float", 1,
+               "a document is relevant when label >= this level (trec_eval -l); nDCG uses the "
+               "raw grades", EVALUATE | CURVE | SQL, flags=("-l", "--relevance-level"),
+               metavar="N", parse=float),
+        Option("ties", "semantics", "str | None", None,
+               "order of equal scores: trec (default with a doc column: scores as float32, "
+               "then doc id descending, as trec_eval 9), input (default without one: input "
+               "row order), optimistic / pessimistic (relevant first / last), expected (the "
+               "expected value over every order of the tied documents)",
+               EVALUATE, choices=(*TIES, EXPECTED)),
+        Option("queries", "semantics", "str", "judged",
+               "judged: every judged query counts, 0 where nothing was retrieved (trec_eval "
+               "-c); retrieved: judged queries with a result (trec_eval's default)",
+               EVALUATE | SQL, choices=QUERIES),
+        Option("duplicates", "semantics", "str", "error",
+               "a repeated (query, doc): error, or keep the max score (max label in qrels) or "
+               "the first row", EVALUATE, choices=DUPLICATES),
+        Option("depth", "semantics", "int | None", None,
+               "evaluate the top N documents of each ranking only (trec_eval -M)",
+               EVALUATE, flags=("-M", "--depth"), metavar="N", parse=int),
+        Option("judged_only", "semantics", "bool", False,
+               "drop unjudged retrieved documents before ranking (trec_eval -J)",
+               EVALUATE, flags=("-J", "--judged-only")),
+        Option("trec_version", "semantics", "int", 9,
+               "9: trec_eval 9 and pytrec_eval (scores tie as float32; IPrec cutoff "
+               "floor(r*R + 0.9)); 10: doubles, IPrec cutoff round(r*R)",
+               EVALUATE | SQL, choices=(9, 10), parse=int),
+        Option("convention", "semantics", "str", "trec",
+               "the evaluator whose tie order, label meaning, -inf scores and curve end points "
+               "are followed", EVALUATE | CURVE, choices=tuple(CONVENTIONS)),
+        Option("num_positives", "semantics", "int | str | None", None,
+               "relevant documents per query, misses included (LingPipe addMisses, VLFeat "
+               "NumPositives): a number, or a column holding each query's total",
+               EVALUATE | CURVE - {"plot", "cli-plot"}, metavar="N|COL", parse=_count),
+        Option("num_negatives", "semantics", "int | str | None", None,
+               "non-relevant documents per query, misses included (VLFeat NumNegatives): a "
+               "number, or a column holding each query's total",
+               EVALUATE | CURVE - {"plot", "cli-plot"}, metavar="N|COL", parse=_count),
+        Option("include_inf", "semantics", "bool", False,
+               "with convention vlfeat: rank -inf scores instead of treating them as "
+               "unretrieved", EVALUATE | CURVE - {"plot", "cli-plot"}),
+        Option("input_format", "source", "str", "auto",
+               "how a path is read: auto (a .parquet/.csv/.tsv table by its suffix, else a "
+               "TREC run, and TREC qrels, by their content), table, or trec (run files, one "
+               "system each, by defaults to system; TREC qrels)",
+               EVALUATE - {"spark"}, choices=INPUT_FORMATS),
+    )
+}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Columns:
     """The input's column names by role; `by` keys evaluate each group separately;
-    `subtopic` names the qrels' subtopic column (diversity measures), None without one."""
+    `subtopic` names the qrels' subtopic column (diversity measures), None without one.
+    `query=None` pools each `by` group into one ranking (curves only)."""
 
-    query: str = "query"
+    query: str | None = "query"
     doc: str = "doc"
     score: str = "score"
     label: str = "label"
@@ -65,7 +177,7 @@ class Columns:
 
 @dataclass(frozen=True)
 class Semantics:
-    """What an evaluation counts and how (see `preval.evaluate` for each option)."""
+    """What an evaluation counts and how (each field is the option of that name)."""
 
     relevance_level: float = 1
     ties: str | None = None
@@ -85,14 +197,161 @@ class Semantics:
             if not isinstance(value, str):
                 validate.require_count(name, value)
         validate.require_count("depth", self.depth, minimum=1)
-        if self.trec_version not in (9, 10):
-            msg = f"trec_version must be 9 or 10, got {self.trec_version!r}"
-            raise InputError(msg)
-        _check_choice("queries", self.queries, QUERIES)
-        _check_choice("duplicates", self.duplicates, DUPLICATES)
-        if self.ties is not None:
-            _check_choice("ties", self.ties, (*TIES, EXPECTED))
+        for name in ("trec_version", "queries", "duplicates", "ties"):
+            value = getattr(self, name)
+            if not (name == "ties" and value is None):
+                _check_choice(name, value, OPTIONS[name].choices)
         get_convention(self.convention)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option of one call: the columns, the semantics and how paths are read."""
+
+    columns: Columns = field(default_factory=Columns)
+    semantics: Semantics = field(default_factory=Semantics)
+    input_format: str = "auto"
+
+    def __post_init__(self) -> None:
+        _check_choice("input_format", self.input_format, INPUT_FORMATS)
+
+    @classmethod
+    def of(cls, values: Mapping[str, object], base: Options | None = None) -> Options:
+        """The options `values` (option name -> value) set, the others from `base` (or the
+        defaults); each object validates its own fields once."""
+        base = cls() if base is None else base
+        unknown = [name for name in values if name not in OPTIONS]
+        if unknown:
+            raise InputError(_unknown(unknown[0], OPTIONS))
+        parts: dict[str, dict[str, object]] = {"columns": {}, "semantics": {}, "source": {}}
+        for name, value in values.items():
+            parts[OPTIONS[name].goes_to][name] = value
+        return cls(
+            columns=_replace(base.columns, parts["columns"]),
+            semantics=_replace(base.semantics, parts["semantics"]),
+            input_format=str(parts["source"].get("input_format", base.input_format)),
+        )
+
+    def values(self) -> dict[str, object]:
+        """option name -> value, every option (the inverse of `of`)."""
+        out: dict[str, object] = {f.name: getattr(self.columns, f.name) for f in fields(Columns)}
+        out |= {f.name: getattr(self.semantics, f.name) for f in fields(Semantics)}
+        return out | {"input_format": self.input_format}
+
+
+def _replace(obj: Any, changes: Mapping[str, object]) -> Any:
+    return obj if not changes else type(obj)(**{**obj.__dict__, **changes})
+
+
+def _unknown(name: str, known: Mapping[str, object] | Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown option {name!r}{hint}"
+
+
+def supported(entry: str) -> list[str]:
+    """The options `entry` takes, in table order."""
+    return [o.name for o in OPTIONS.values() if entry in o.where]
+
+
+def accepts(entry: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give the public function `entry` the keyword options the table says it takes.
+
+    The function is written with an ``options: Options`` keyword; its public signature (what
+    `help` and IDEs show) lists each supported option as a keyword with its default instead,
+    and a call's option keywords are gathered into `Options` (validated once) before the body
+    runs. An option the function does not take is refused by name; an unknown keyword gets
+    a suggestion. A caller may also pass ``options=Options(...)``; keywords then override it.
+    """
+    names = supported(entry)
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(fn)
+        own = [p for p in signature.parameters.values() if p.name != "options"]
+
+        @functools.wraps(fn)
+        def call(*args: Any, options: Options | None = None, **kwargs: Any) -> Any:
+            given = {k: kwargs.pop(k) for k in list(kwargs) if k in OPTIONS}
+            refused = [k for k in given if k not in names]
+            if refused:
+                msg = (
+                    f"{entry} does not take the option {refused[0]!r} "
+                    f"(it takes: {', '.join(names)})"
+                )
+                raise InputError(msg)
+            for k in kwargs:
+                if k not in signature.parameters:
+                    msg = f"{entry}() got an {_unknown(k, [*names, *signature.parameters])}"
+                    raise TypeError(msg)
+            return fn(*args, options=Options.of(given, options), **kwargs)
+
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        extra = [inspect.Parameter(n, keyword, default=OPTIONS[n].default,
+                                   annotation=OPTIONS[n].annotation) for n in names]  # fmt: skip
+        positional = [p for p in own if p.kind != keyword]
+        keywords = [p for p in own if p.kind == keyword]
+        call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*positional, *keywords, *extra]
+        )
+        call.__doc__ = (fn.__doc__ or "") + _options_doc(names)
+        return call
+
+    return wrap
+
+
+def _options_doc(names: Sequence[str]) -> str:
+    lines = ["", "    Options (keywords; `preval.options.OPTIONS`)", "    -------"]
+    for name in names:
+        o = OPTIONS[name]
+        choices = f" One of {', '.join(map(repr, o.choices))}." if o.choices else ""
+        lines += [f"    {name} : {o.annotation}, default {o.default!r}",
+                  f"        {o.help[0].upper()}{o.help[1:]}.{choices}"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def add_arguments(parser: argparse.ArgumentParser, entry: str, *, skip: Sequence[str] = ()) -> None:
+    """The CLI flags of every option `entry` takes (except `skip`), from the table."""
+    for name in supported(entry):
+        if name in skip:
+            continue
+        o = OPTIONS[name]
+        kw: dict[str, Any] = {"dest": name, "help": _flag_help(o)}
+        if o.annotation == "bool":
+            kw |= {"action": "store_true"}
+        else:
+            kw |= {"default": [] if o.repeat else o.default, "metavar": o.metavar}
+            if o.repeat:
+                kw["action"] = "append"
+            if o.parse is not None:
+                kw["type"] = o.parse
+            if o.choices:
+                kw |= {"choices": o.choices, "metavar": None}
+        parser.add_argument(*o.cli_flags, **kw)
+
+
+def _flag_help(o: Option) -> str:
+    default = "" if o.default in (None, False) or o.repeat else f" (default: {o.default})"
+    repeat = " (repeatable)" if o.repeat else ""
+    return f"{o.help}{default}{repeat}".replace("%", "%%")
+
+
+def from_args(args: argparse.Namespace, entry: str) -> Options:
+    """The `Options` of a parsed command line (the flags `add_arguments` made)."""
+    return Options.of({n: getattr(args, n) for n in supported(entry) if hasattr(args, n)})
+
+
+def markdown_table() -> str:
+    """The options as a Markdown table, for the docs (generated: docs/options.md)."""
+    entries = ("evaluate", "curve", "sql", "spark", "cli-evaluate", "cli-plot")
+    rows = ["| option | default | values | CLI flag | taken by | meaning |",
+            "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for o in OPTIONS.values():
+        values = ", ".join(f"`{c}`" for c in o.choices) or o.annotation
+        flags = " ".join(f"`{f}`" for f in o.cli_flags) if "cli-evaluate" in o.where or (
+            "cli-plot" in o.where) else ""  # fmt: skip
+        taken = ", ".join(e for e in entries if e in o.where and not e.startswith("cli-"))
+        rows.append(f"| `{o.name}` | `{o.default!r}` | {values} | {flags} | {taken} | {o.help} |")
+    return "\n".join(rows)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ import numpy as np
 import polars as pl
 
 from . import extras, io
+from .api import evaluate
 from .curves import curve
 from .errors import InputError
-from .evaluate import evaluate
 from .report import hidden_beside
 from .summary import summarize
 

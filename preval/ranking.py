@@ -263,6 +263,29 @@ class Ranking:
     # over every order of tied documents
     ties: str = "trec"
 
+    @classmethod
+    def of(
+        cls,
+        stats: Literal["rows", "columns"],
+        *,
+        semantics: Any,
+        ties: str,
+        counted: tuple[str, ...] = (),
+        levels: dict[float, str] | None = None,
+        ideal_cutoffs: dict[int | None, str] | None = None,
+    ) -> Ranking:
+        """The Ranking of an evaluation's `semantics` (a `preval.options.Semantics`), its tie
+        rule resolved (`ties`); `counted` holds TOTAL_POS and/or TOTAL_NEG when that total
+        comes from a per-query column (COUNT_COLUMN)."""
+        return cls(
+            stats, semantics.relevance_level, levels or {}, ideal_cutoffs or {},
+            depth=semantics.depth, judged_only=semantics.judged_only,
+            trec_version=semantics.trec_version, convention=semantics.convention,
+            total_positives=COUNT_COLUMN if TOTAL_POS in counted else semantics.num_positives,
+            total_negatives=COUNT_COLUMN if TOTAL_NEG in counted else semantics.num_negatives,
+            ties=ties,
+        )  # fmt: skip
+
     def flagged(self, levels: set[float]) -> tuple[list[pl.Expr], Ranking]:
         """Columns that hold `judged_rel` at each of `levels`, computed once per row before the
         aggregation, and a Ranking that reads them.

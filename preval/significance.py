@@ -626,7 +626,7 @@ def run(args) -> int:
     import sys
 
     from . import report
-    from .evaluate import evaluate
+    from .api import evaluate
 
     if args.format == "parquet":  # as preval evaluate says it
         msg = (
@@ -747,7 +747,7 @@ def _evaluate_runs(args, measures: list[str]) -> tuple[pl.DataFrame, str | None]
     )
     import sys
 
-    from .evaluate import build_plan
+    from .api import plan as build_plan
 
     plan = build_plan(io.scan_run(files), measures, qrels=qrels, by="system", ties="trec")
     # the per-query table, and from the same plan which judged queries each run did not

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from .api import evaluate as local_evaluate
 from .errors import InputError
-from .evaluate import evaluate as local_evaluate
 from .measures import GMAP_FLOOR
+from .options import Options, accepts
 from .summary import measure_columns
 
 if TYPE_CHECKING:
@@ -47,28 +48,14 @@ MIN_ROWS_PER_BUCKET = 100_000
 _BUCKET = "_preval_bucket"
 
 
+@accepts("spark")
 def evaluate(
     sdf: DataFrame,
     measures: str | Iterable[str],
     *,
     qrels: DataFrame | None = None,
-    query: str = "query",
-    doc: str = "doc",
-    score: str = "score",
-    label: str = "label",
-    by: str | Sequence[str] | None = None,
-    relevance_level: float = 1,
-    ties: str | None = None,
-    queries: str = "judged",
-    duplicates: str = "error",
-    depth: int | None = None,
-    judged_only: bool = False,
-    trec_version: int = 9,
-    convention: str = "trec",
-    num_positives: int | str | None = None,
-    num_negatives: int | str | None = None,
-    include_inf: bool = False,
     num_buckets: int | None = None,
+    options: Options,
 ) -> DataFrame:
     """Evaluate a Spark DataFrame per query, inside Spark; return a lazy Spark DataFrame.
 
@@ -91,11 +78,11 @@ def evaluate(
         A Spark DataFrame of judgments (query, doc, label), joined inside Spark. A `by` column
         that the qrels also have is a property of the query; the others are systems, each
         evaluated against every judged query (see `queries`).
-    query, doc, score, label, by, relevance_level, ties, queries, duplicates, depth, \
-judged_only, trec_version, convention, num_positives, num_negatives, include_inf
-        As for `preval.evaluate`. ``ties="input"`` (the default without a doc column) means
-        the order in which a bucket's rows reach the worker, which Spark does not promise:
-        give a doc column (``ties="trec"``) or a tie-free score for reproducible results.
+    options
+        As for `preval.evaluate` (listed below). ``ties="input"`` (the default without a doc
+        column) means the order in which a bucket's rows reach the worker, which Spark does
+        not promise: give a doc column (``ties="trec"``) or a tie-free score for reproducible
+        results.
     num_buckets
         Number of hash buckets of the query, one Python call each. Default: about one per
         million rows (counted with one Spark job), and at least the session's parallelism
@@ -111,17 +98,11 @@ judged_only, trec_version, convention, num_positives, num_negatives, include_inf
     """
     from pyspark.sql import functions as F
 
-    by_cols = [by] if isinstance(by, str) else list(by or [])
-    options: dict[str, Any] = {
-        "query": query, "doc": doc, "score": score, "label": label, "by": by_cols or None,
-        "relevance_level": relevance_level, "ties": ties, "queries": queries,
-        "duplicates": duplicates, "depth": depth, "judged_only": judged_only,
-        "trec_version": trec_version, "convention": convention,
-        "num_positives": num_positives, "num_negatives": num_negatives,
-        "include_inf": include_inf,
-    }  # fmt: skip
+    columns, semantics = options.columns, options.semantics
+    query, doc, score, label = columns.query, columns.doc, columns.score, columns.label
+    by_cols = list(columns.by)
     measures = [measures] if isinstance(measures, str) else list(measures)
-    counts = [c for c in (num_positives, num_negatives) if isinstance(c, str)]
+    counts = [c for c in (semantics.num_positives, semantics.num_negatives) if isinstance(c, str)]
     run_cols = _present(
         sdf, [*by_cols, query, doc, score, *counts, label if qrels is None else None]
     )
@@ -138,7 +119,7 @@ judged_only, trec_version, convention, num_positives, num_negatives, include_inf
     # measures and options raise here, and its output schema is the Spark result's.
     empty_run = _empty(sdf).rename(names, strict=False)
     empty_qrels = None if qrels is None else _empty(qrels).rename(names, strict=False)
-    probe = local_evaluate(empty_run, measures, qrels=empty_qrels, **options).collect()
+    probe = local_evaluate(empty_run, measures, qrels=empty_qrels, options=options).collect()
     out_schema = _spark_schema(probe.schema)
     arrow_schema = _arrow_schema(out_schema)
 
@@ -164,7 +145,7 @@ judged_only, trec_version, convention, num_positives, num_negatives, include_inf
     run_key = qrels_key = key.cast("string") if as_string else key
     systems = None
     system_cols = [b for b in by_cols if b not in qrels_cols]
-    if system_cols and queries == "judged":
+    if system_cols and semantics.queries == "judged":
         found = sdf.select(*[internal[c] for c in system_cols]).distinct()
         systems = _collect(found).rename(names, strict=False)
     kernel = _Kernel(measures, options, arrow_schema, names, systems)
@@ -267,7 +248,7 @@ class _Kernel:
     """
 
     measures: list[str]
-    options: dict[str, Any]
+    options: Options
     schema: pa.Schema
     names: dict[str, str]  # internal column name -> the user's
     systems: pl.DataFrame | None = None  # with qrels: every system of the whole run
@@ -277,7 +258,7 @@ class _Kernel:
         judgments = None if qrels is None else _frame(qrels).rename(self.names, strict=False)
         if self.systems is not None and judgments is not None and judgments.height:
             frame = _with_every_system(frame, judgments, self.systems, self.options)
-        out = local_evaluate(frame, self.measures, qrels=judgments, **self.options).collect()
+        out = local_evaluate(frame, self.measures, qrels=judgments, options=self.options).collect()
         # applyInArrow checks types strictly: Polars writes large_string, string views, UInt32
         return out.to_arrow().select(self.schema.names).cast(self.schema)
 
@@ -289,7 +270,7 @@ def _frame(table: pa.Table) -> pl.DataFrame:
 
 
 def _with_every_system(
-    run: pl.DataFrame, qrels: pl.DataFrame, systems: pl.DataFrame, options: dict[str, Any]
+    run: pl.DataFrame, qrels: pl.DataFrame, systems: pl.DataFrame, options: Options
 ) -> pl.DataFrame:
     """`run` plus one row of an unjudged query for each system that has no row in it.
 
@@ -302,7 +283,7 @@ def _with_every_system(
     missing = systems.join(present, on=cols, how="anti", nulls_equal=True)
     if not missing.height:
         return run
-    query, doc, score = options["query"], options["doc"], options["score"]
+    query, doc, score = options.columns.query, options.columns.doc, options.columns.score
     schema = run.schema
     fake = _unused_id(schema[query], qrels[query])
     filler = {

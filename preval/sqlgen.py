@@ -10,10 +10,11 @@ it covers. It does not validate the data (NaN scores, null ids, duplicates): run
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from .errors import InputError, MeasureError
 from .measures import parse_all
+from .options import Options, accepts
 
 DIALECTS = ("duckdb", "spark")
 # measures the SQL covers, and the parameters each accepts
@@ -24,20 +25,14 @@ SQL_MEASURES = {
 }  # fmt: skip
 
 
+@accepts("sql")
 def sql(
     measures: str | Iterable[str],
     *,
     table: str,
     qrels: str | None = None,
-    query: str = "query",
-    doc: str = "doc",
-    score: str = "score",
-    label: str = "label",
-    by: str | Sequence[str] | None = None,
-    relevance_level: float = 1,
-    queries: str = "judged",
-    trec_version: int = 9,
     dialect: str = "duckdb",
+    options: Options,
 ) -> str:
     """SQL text that computes per-query measures, one row per (by..., query).
 
@@ -60,16 +55,9 @@ def sql(
         A table of judgments (query, doc, label), joined on (query, doc) as strings. The
         query column of the result is then a string. Every `by` column is a system: each is
         evaluated against every judged query (query properties as `by` are not supported).
-    query, doc, score, label, by
-        Column names (used as they are; quote them yourself if they need quoting).
-    relevance_level
-        ``label >= relevance_level`` is relevant (nDCG uses the raw grades).
-    queries
-        ``"judged"`` (trec_eval ``-c``): every judged query, 0 when nothing was retrieved;
-        ``"retrieved"``: judged queries with a retrieved document.
-    trec_version
-        9 (default): scores compared as 32-bit floats, ties broken by doc id descending in
-        byte order, as trec_eval 9 and pytrec_eval; 10: scores compared as doubles.
+    options
+        As for `preval.evaluate` (listed below); column names are used as they are (quote
+        them yourself if they need quoting).
     dialect
         ``"duckdb"`` or ``"spark"`` (Spark SQL, ANSI mode or not): identifier quoting.
 
@@ -78,14 +66,13 @@ def sql(
     str
         One SELECT statement, ordered by (by..., query).
     """
+    columns, semantics = options.columns, options.semantics
+    query, doc, score, label, by = (columns.query, columns.doc, columns.score, columns.label,
+                                    columns.by)  # fmt: skip
+    relevance_level, queries = semantics.relevance_level, semantics.queries
+    trec_version = semantics.trec_version
     if dialect not in DIALECTS:
         msg = f"dialect must be one of {', '.join(map(repr, DIALECTS))}, got {dialect!r}"
-        raise InputError(msg)
-    if queries not in ("judged", "retrieved"):
-        msg = f"queries must be one of 'judged', 'retrieved', got {queries!r}"
-        raise InputError(msg)
-    if trec_version not in (9, 10):
-        msg = f"trec_version must be 9 or 10, got {trec_version!r}"
         raise InputError(msg)
     specs = parse_all(measures)
     for s in specs:

@@ -108,3 +108,12 @@ def _mean(values: pl.Expr) -> pl.Expr:
     """
     total = values.drop_nulls().cum_sum().last()
     return total / values.count()
+
+
+def to_long(per_query: io.Source, index: Sequence[str]) -> pl.LazyFrame:
+    """Wide per-query table (any dataframe or a path) -> (keys..., query, measure, value),
+    measures in column order."""
+    per_query = io.scan(per_query, what="per-query table")
+    return per_query.unpivot(index=list(index), variable_name="measure", value_name="value").sort(
+        list(index), maintain_order=True
+    )

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from .errors import MeasureError
-from .evaluate import relstring_column
 from .measures import parse
+from .ranking import relstring_column
 
 LONG_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
 RECALL_LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))

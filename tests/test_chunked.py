@@ -20,8 +20,8 @@ checks = importlib.import_module("preval.engines.checks")
 judgments = importlib.import_module("preval.engines.judgments")
 presort = importlib.import_module("preval.engines.presort")
 reading = importlib.import_module("preval.engines.reading")
-build_plan = importlib.import_module("preval.evaluate").build_plan
-build = importlib.import_module("preval.evaluate").build
+build_plan = importlib.import_module("preval").plan
+build = importlib.import_module("preval.planner").build
 Hints = importlib.import_module("preval.options").Hints
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def test_chunked_equals_one_plan(
 def test_chunked_on_the_example_equals_one_plan() -> None:
     plan = build_plan(PARQUET, ["AP", "nDCG@10", "P@5", "RR", "NumRet"], by="system")
     assert_same(chunks.collect_chunked(plan, chunk_rows=1000), plan)
-    assert_same(preval.collect(plan, "chunked"), plan)
+    assert_same(preval.engines.collect(plan, "chunked"), plan)
     for workers in (1, 3):  # chunks evaluated one at a time, or three at once
         assert_same(chunks.collect_chunked(plan, chunk_rows=1000, workers=workers), plan)
 

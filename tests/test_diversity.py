@@ -297,7 +297,7 @@ def test_engines_give_the_plans_values(engine: str, tmp_path: Path) -> None:
     q.write_parquet(qrels_path)
     names = ["alpha_nDCG@5", "nERR_IA@3", "NRBP", "P_IA@2", "AP"]
     plan = preval.plan(run_path, names, qrels=qrels_path, subtopic="subtopic")
-    done = preval.collect(plan, engine=engine)  # holds the chunked engine's spill directory
+    done = preval.engines.collect(plan, engine=engine)  # holds the chunked engine's spill directory
     got = done.per_query().collect()
     expected = preval.evaluate(r, names, qrels=q, subtopic="subtopic").collect()
     assert got.equals(expected)

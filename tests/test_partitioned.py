@@ -24,7 +24,7 @@ from tests.profiles import examples
 from tests.test_chunked import assert_same, systems
 from tests.test_properties import MEASURES, cases, frames, joined
 
-build_plan = importlib.import_module("preval.evaluate").build_plan
+build_plan = importlib.import_module("preval").plan
 ROOT = Path(__file__).resolve().parents[1]
 PARQUET = ROOT / "fixtures" / "example.parquet"
 

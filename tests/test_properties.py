@@ -186,7 +186,7 @@ def test_measures_of_judged_rows_take_separate_qrels(case, other, ties, queries)
     both = pl.concat([frame_a.with_columns(system=pl.lit("a")),
                       frame_b.with_columns(system=pl.lit("b"))])  # fmt: skip
     plan = preval.plan(both, JUDGED_ROW_MEASURES, qrels=qrels_df, by="system", **options)
-    got = preval.collect(plan, "in-memory").per_query().collect()
+    got = preval.engines.collect(plan, "in-memory").per_query().collect()
     for system, rows in (("a", run_a), ("b", run_b)):
         if not rows:  # a system without rows is not seen at all
             assert system not in got["system"].to_list()
@@ -201,7 +201,7 @@ def test_measures_of_judged_rows_take_separate_qrels(case, other, ties, queries)
     assert preval.engines.choose(plan, input_bytes=2**40) == "streaming"  # one plan, not pieces
     for engine in ("streaming", "partitioned"):
         assert (
-            preval.collect(plan, engine)
+            preval.engines.collect(plan, engine)
             .per_query()
             .collect()
             .sort("system", "query")
@@ -280,14 +280,16 @@ def test_engines_give_identical_results(case, depth, judged_only, queries) -> No
 
 
 # The measures whose value reads only the top K ranked rows and per-query totals: requested
-# on their own, the plan ranks only each query's top K rows (evaluate._aggregate_top).
+# on their own, the plan ranks only each query's top K rows (planner.aggregate.aggregate_top).
 TOP_MEASURES = [
     m
     for m in MEASURES
     if preval.measures.parse(m).definition.top_only
     and isinstance(preval.measures.parse(m).cutoff, int)
 ]
-_EVALUATE = __import__("sys").modules["preval.evaluate"]
+import preval.planner.aggregate as _AGGREGATE  # noqa: E402
+
+_PLANNER = preval.planner
 Hints = preval.options.Hints
 
 
@@ -309,7 +311,7 @@ def test_top_measures_get_the_top_k_plan() -> None:
     # rows already in ranking order: nothing to gain from ranking only the top K
     presorted = Hints(rows_per_query=10 * 5, presorted=True)
     plan = preval.plan(empty, TOP_MEASURES, **many)
-    assert "top_k" not in _EVALUATE.build(empty, plan.recipe, presorted).status.explain()
+    assert "top_k" not in _PLANNER.build(empty, plan.recipe, presorted).status.explain()
 
 
 SCHEMA = {"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Int64}
@@ -348,11 +350,11 @@ def test_top_k_plan_equals_the_full_plan(case, other, ties) -> None:
     top = preval.plan(table, TOP_MEASURES, by="system", ties=ties, **TOP)
     full = preval.plan(table, TOP_MEASURES, by="system", ties=ties)
     assert "top_k" in top.status.explain() and "top_k" not in full.status.explain()
-    want = preval.collect(full, "in-memory")
+    want = preval.engines.collect(full, "in-memory")
     for engine in ("in-memory", "streaming", "chunked", "partitioned"):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_EVALUATE, "TOP_K_SHARE", 0)  # chunks of these tiny queries use it too
-            got = preval.collect(top, engine)
+            mp.setattr(_AGGREGATE, "TOP_K_SHARE", 0)  # chunks of these tiny queries use it too
+            got = preval.engines.collect(top, engine)
         assert got.per_query().collect().equals(want.per_query().collect()), engine
         assert got.audit().collect().equals(want.audit().collect()), engine
         assert (

@@ -18,9 +18,9 @@ import pytest
 
 import preval
 from preval import cli, engines
+from preval import plan as build_plan
 from preval.engines.chunked import collect_chunked
 from preval.errors import MeasureError
-from preval.evaluate import build_plan
 
 QRELS = """\
 q1 0 d1 2

@@ -24,7 +24,7 @@ import polars as pl
 
 from .. import io
 from ..errors import InputError
-from ..evaluate import Evaluation
+from ..planner import Plan
 from ..ranking import run_starts
 from .checks import NotGroupedError
 from .chunked import collect_chunked
@@ -55,14 +55,14 @@ __all__ = [
 
 
 def collect(
-    plan: Evaluation,
+    plan: Plan,
     engine: str = "auto",
     *,
     progress: Callable[[int], None] | None = None,
     memory_limit: int | None = None,
     tmp_dir: str | Path | None = None,
     input_bytes: int | None = None,
-) -> Evaluation:
+) -> Plan:
     """`plan` with its per-query status computed by `engine` (one of `CHOICES`).
 
     `progress` is called with the rows read so far (chunked and partitioned engines);
@@ -88,13 +88,13 @@ def collect(
 
 
 def _collect(
-    plan: Evaluation,
+    plan: Plan,
     engine: str,
     progress: Callable[[int], None] | None,
     memory_limit: int | None,
     tmp_dir: str | Path | None,
     input_bytes: int | None,
-) -> Evaluation:
+) -> Plan:
     chosen = choose(plan, input_bytes) if engine == "auto" else engine
     if chosen in ("in-memory", "streaming"):
         return dataclasses.replace(plan, status=plan.status.collect(engine=chosen).lazy())
@@ -110,12 +110,12 @@ def _collect(
         return collect_partitioned(plan, **partitioned)
 
 
-def choose(plan: Evaluation, input_bytes: int | None = None) -> str:
+def choose(plan: Plan, input_bytes: int | None = None) -> str:
     """The engine ``auto`` runs, from the input's size and its first rows.
 
     Small inputs (at most `SMALL_BYTES` of files, or a run with qrels up to
     `SMALL_QRELS_BYTES`) run as one plan, and so does a run joined with its qrels into one
-    table (`Evaluation.joined_qrels`); larger ones go to the chunked engine when their first
+    table (`Plan.joined_qrels`); larger ones go to the chunked engine when their first
     `SAMPLE_ROWS` rows are grouped by (by..., query), else to the partitioned engine.
     """
     if plan.source is None:

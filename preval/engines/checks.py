@@ -11,7 +11,7 @@ from ..errors import InputError
 from ..ranking import QUERY, run_number
 
 if TYPE_CHECKING:
-    from ..evaluate import Evaluation
+    from ..planner import Plan
 
 
 class NotGroupedError(InputError):
@@ -56,7 +56,7 @@ def check_contiguous(chunk: pl.DataFrame, group: list[str], runs: int, groups: i
         not_grouped(example, group)
 
 
-def check_across_chunks(status: pl.LazyFrame, ev: Evaluation) -> None:
+def check_across_chunks(status: pl.LazyFrame, ev: Plan) -> None:
     """No group was evaluated in two chunks (the spilled statuses' hashes first; an exact look
     at any collision). Only when the chunks' groups do not ascend (`ascends`)."""
     key = [*ev.keys, QUERY]

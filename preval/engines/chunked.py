@@ -15,9 +15,9 @@ so the results are identical (tested).
 
 A chunk whose rows already come in ranking order within each query (a TREC run, a pipeline
 that writes ranked lists) skips the sort, about two thirds of a chunk's cost: one comparison of
-each row with the next tells (`Evaluation.in_rank_order`); after a first chunk that is not
+each row with the next tells (`Plan.in_rank_order`); after a first chunk that is not
 in order, later chunks are sorted without asking. Those are sorted here, before the plan, by
-one packed integer key (`Evaluation.rank_keys`, trec_eval's tie rule with 32-bit scores),
+one packed integer key (`Plan.rank_keys`, trec_eval's tie rule with 32-bit scores),
 which sorts faster than the plan's (string, float, string) sort (`permutation`); the plan
 then runs presorted. Without qrels, doc ids are not even moved: the plan reads them
 only in data checks that do not depend on the order, and an error is worded from the chunk
@@ -53,8 +53,8 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import InputError, PrevalError
-from ..evaluate import Evaluation, Recipe, build
 from ..options import Hints
+from ..planner import Plan, Recipe, build
 from ..ranking import QUERY, run_starts
 from .checks import ascends, check_across_chunks, check_contiguous
 from .judgments import Judgments, read_judgments
@@ -77,7 +77,7 @@ RUN_COLUMN = "__preval_run"
 
 
 def collect_chunked(
-    ev: Evaluation,
+    ev: Plan,
     *,
     progress: Callable[[int], None] | None = None,
     chunk_rows: int = CHUNK_ROWS,
@@ -87,7 +87,7 @@ def collect_chunked(
     prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
     tmp_dir: str | Path | None = None,
     judgments: Judgments | None = None,
-) -> Evaluation:
+) -> Plan:
     """`ev` with its status computed chunk by chunk (see the module docstring).
 
     `chunks`: the frames to evaluate instead of the source's ranges, each group's rows

@@ -9,7 +9,7 @@ from functools import partial
 import polars as pl
 
 from .. import io
-from ..evaluate import Evaluation
+from ..planner import Plan
 from ..ranking import run_starts
 from .reading import flag_sorted
 
@@ -29,14 +29,14 @@ class Judgments:
     of: Callable[[pl.DataFrame], pl.DataFrame]
 
 
-def read_judgments(ev: Evaluation) -> Judgments | None:
+def read_judgments(ev: Plan) -> Judgments | None:
     """`ev`'s separate qrels read once, each piece's judgments found by value
     (`by_value`); None without separate qrels."""
     read = read_qrels(ev)
     return None if read is None else by_value(*read)
 
 
-def read_qrels(ev: Evaluation) -> tuple[pl.DataFrame, list[str]] | None:
+def read_qrels(ev: Plan) -> tuple[pl.DataFrame, list[str]] | None:
     """`ev`'s separate qrels, in memory, and the group columns they share with the run;
     None without separate qrels."""
     if ev.recipe is None or ev.recipe.qrels is None:

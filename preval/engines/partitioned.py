@@ -29,7 +29,7 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import InputError
-from ..evaluate import Evaluation
+from ..planner import Plan
 from .chunked import CHUNK_ROWS, WORKERS, collect_chunked
 from .judgments import Judgments, by_value, read_qrels
 from .reading import balanced, ranges
@@ -56,7 +56,7 @@ _KEY = "__preval_key"
 
 
 def collect_partitioned(
-    ev: Evaluation,
+    ev: Plan,
     *,
     progress: Callable[[int], None] | None = None,
     memory_limit: int | None = None,
@@ -64,7 +64,7 @@ def collect_partitioned(
     chunk_rows: int = BUCKET_ROWS,
     workers: int = WORKERS,
     buckets: int | None = None,
-) -> Evaluation:
+) -> Plan:
     """`ev` with its status computed from its rows in any order (see the module docstring).
 
     `memory_limit` (bytes, default `DEFAULT_MEMORY_LIMIT`) decides whether the input is read
@@ -119,7 +119,7 @@ def collect_partitioned(
         spill.cleanup()
 
 
-def _comparable(ev: Evaluation, table: pl.DataFrame, keys: list[str]) -> bool:
+def _comparable(ev: Plan, table: pl.DataFrame, keys: list[str]) -> bool:
     """Whether the run's and the qrels' query keys have the same types, so that equal keys
     hash alike (else the judgments of each bucket are looked up by value, `by_value`)."""
     schema = ev.source.collect_schema()
@@ -299,8 +299,8 @@ def _group_order(frame: pl.DataFrame, group: list[str], hash_bits: int | None = 
     return full.to_frame().select(pl.arg_sort_by(_KEY, maintain_order=True)).to_series()
 
 
-def _size(ev: Evaluation) -> tuple[int, int]:
-    """Rows of `ev`'s source (or a bound from above, `Evaluation.count_rows`) and its
+def _size(ev: Plan) -> tuple[int, int]:
+    """Rows of `ev`'s source (or a bound from above, `Plan.count_rows`) and its
     estimated bytes in memory (from a sample's bytes per row)."""
     lf = ev.source.lazy()
     rows = lf.select(pl.len()).collect().item() if ev.count_rows is None else ev.count_rows()

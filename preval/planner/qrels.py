@@ -1,0 +1,210 @@
+"""A run with separate judgments: the qrels read and checked, aligned with the run's ids,
+per-query judgment statistics joined on the query, judged queries the run did not answer added
+as placeholder rows; and the joined table for the measures that read every judged document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from .. import diversity, io, validate
+from ..measures import Spec
+from ..options import Columns
+from ..ranking import (
+    DOC,
+    JUDGED_COUNT,
+    LABEL,
+    PAD,
+    QUERY,
+    Ranking,
+)
+from . import aggregate as agg
+from .aggregate import ORDER
+
+
+def joined_table(
+    run: pl.LazyFrame, qrels: io.Source, columns: Columns, duplicates: str
+) -> pl.LazyFrame:
+    """A run and its qrels as one joined table, in the run's column names: each (by...,
+    query) group's rows with their labels, plus a row with a null score (not retrieved) for
+    every judged document of the query that the group did not retrieve; a judged query that a
+    system did not answer becomes such rows only, as trec_eval -c counts it.
+
+    For measures that read every judged document of a query as a row (`reads_judged_rows`).
+    The values of every measure are the same as with separate qrels (tests/test_properties.py).
+    A group's judged-only rows come after all the run's rows: auto runs such a plan as one
+    streaming plan (`Plan.joined_qrels`); the partitioned engine reads it too, and the
+    chunked engine refuses it when the groups are split (`NotGroupedError`).
+    """
+    query, doc, label, by = columns.query, columns.doc, columns.label, list(columns.by)
+    judged = io.scan(qrels, id_columns=(query, doc, *by), numeric_columns=(label,), what="qrels")
+    schema = judged.collect_schema()
+    check_qrels(schema, query, doc, label)
+    # by columns found in the qrels describe the query (a segment); the others are systems
+    described = [b for b in by if b in schema]
+    systems = [b for b in by if b not in schema]
+    judged = judged.select(*described, query, doc, label)
+    run = run.drop(label, strict=False)
+    run, judged = align_ids(run, judged, [*described, query, doc])
+    if columns.subtopic is not None:  # a document's highest label over its subtopics
+        judged = judged.group_by([*described, query, doc]).agg(pl.col(label).max())
+    elif duplicates != "error":
+        judged = agg.dedupe(judged, [*described, query, doc], label, duplicates)
+    if systems:
+        judged = run.select(systems).unique().join(judged, how="cross")
+    # the run's rows keep their order (ties="input" reads it), the judged-only rows come after
+    return run.join(
+        judged, on=[*by, query, doc], how="full", coalesce=True, maintain_order="left_right"
+    )
+
+
+def check_qrels(schema: pl.Schema, query: str, doc: str, label: str) -> None:
+    """The columns every qrels table needs: query and doc ids, a numeric label."""
+    validate.require_columns(schema, {"query": query, "doc": doc, "label": label}, "qrels")
+    validate.require_numeric(schema, label, "label", "qrels")
+    validate.require_key(schema, query, "query", "qrels")
+    validate.require_key(schema, doc, "doc", "qrels")
+
+
+def subtopic_qrels(
+    qrels_lf: pl.LazyFrame,
+    subtopic: str,
+    roles: dict[str, str],
+    by_cols: list[str],
+    keys: list[str],
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Qrels with a subtopic column -> (one label per (query, doc): its highest over the
+    subtopics, for the other measures; the (qkeys..., query, doc, subtopic, label) rows of the
+    diversity stage, internal names).
+
+    A document relevant to any subtopic is relevant to the query, as ndeval's own MAP reads
+    these qrels (ndeval.c, nrel); graded labels keep their highest grade for nDCG.
+    """
+    query, doc, label = roles["query"], roles["doc"], roles["label"]
+    schema = qrels_lf.collect_schema()
+    validate.require_columns(
+        schema, {"query": query, "doc": doc, "label": label, "subtopic": subtopic}, "qrels"
+    )
+    validate.require_numeric(schema, label, "label", "qrels")
+    present = [(k, b) for k, b in zip(keys, by_cols, strict=True) if b in schema]
+    per_subtopic = qrels_lf.select(
+        *[pl.col(b).alias(k) for k, b in present],
+        pl.col(query).alias(QUERY),
+        pl.col(doc).alias(DOC),
+        pl.col(subtopic).cast(pl.String).alias(diversity.SUB),
+        pl.col(label).cast(pl.Float64).alias(LABEL),
+    )
+    # group_by does not keep the qrels' order, which no consumer reads
+    per_doc = qrels_lf.group_by([*(b for _, b in present), query, doc]).agg(pl.col(label).max())
+    return per_doc, per_subtopic
+
+
+def with_qrels(
+    rows: pl.LazyFrame,
+    qrels_lf: pl.LazyFrame,
+    keys: list[str],
+    by_cols: list[str],
+    roles: dict[str, str],
+    specs: list[Spec],
+    ranking: Ranking,
+    ties: str,
+    duplicates: str,
+    rules: list[validate.Rule],
+    placeholders: bool | pl.LazyFrame,
+    presorted: bool,
+    contiguous: bool,
+    strings: Sequence[pl.Expr] = (),
+) -> pl.LazyFrame:
+    query, doc, label = roles["query"], roles["doc"], roles["label"]
+    q_schema = qrels_lf.collect_schema()
+    check_qrels(q_schema, query, doc, label)
+    # by columns found in the qrels describe the query (e.g. a segment); the others are systems
+    qkeys = [k for k, b in zip(keys, by_cols, strict=True) if b in q_schema]
+    system_keys = [k for k in keys if k not in qkeys]
+    user = dict(zip(keys, by_cols, strict=True))
+
+    judgments = qrels_lf.select(
+        *[pl.col(user[k]).alias(k) for k in qkeys],
+        pl.col(query).alias(QUERY),
+        pl.col(doc).alias(DOC),
+        pl.col(label).cast(pl.Float64).alias(LABEL),
+    )
+    rows, judgments = align_ids(rows, judgments, [*qkeys, QUERY, DOC])
+    if duplicates != "error":
+        judgments = agg.dedupe(judgments, [*qkeys, QUERY, DOC], LABEL, duplicates)
+    if ranking.convention == "vlfeat":
+        judgments = agg.sign_labels(judgments, keep=pl.lit(False))
+    # Shared subplans are cached: the Python validation steps inside them are opaque to
+    # Polars' common-subplan elimination, so each consumer would otherwise re-read the input.
+    judgments = judgments.cache()
+
+    # Per-query judgment statistics, with the same expressions a joined table uses on its rows.
+    q_rules = validate.row_checks(
+        has_doc=True,
+        has_score=False,
+        label_may_be_null=False,
+        has_pad=False,
+        float_label=q_schema[label].is_float(),
+    )
+    stats = judgments.group_by([*qkeys, QUERY]).agg(
+        *agg.judgment_totals(ranking, pl.len()),
+        *validate.check_exprs(q_rules, has_doc=True, has_pad=False),
+    )
+    q_names = {**{k: user[k] for k in qkeys}, QUERY: query}
+    stats_schema = {
+        n: t for n, t in stats.collect_schema().items() if not n.startswith(validate.CHECK_PREFIX)
+    }
+    stats = stats.map_batches(
+        validate.checker(q_rules, q_names, roles, "qrels", judgments), schema=stats_schema
+    ).cache()
+
+    # Presorted rows must keep their order through the joins, which Polars does not promise by
+    # default. Keeping it in the join (maintain_order) doubles the join's cost; numbering the
+    # rows and sorting back by number is cheaper.
+    if presorted:
+        rows = rows.with_row_index(ORDER)
+    joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
+        stats, on=[*qkeys, QUERY], how="left"
+    )
+    if presorted:
+        joined = joined.sort(ORDER).drop(ORDER)
+    judged = pl.col(JUDGED_COUNT).first().is_not_null()
+    answered = agg.aggregate(  # the run's rows: no placeholder among them
+        joined, keys, specs, ranking, ties, rules, judged, presorted, runs=contiguous, pads=False,
+        strings=strings,
+    ).cache()  # fmt: skip
+    if placeholders is False:
+        return answered
+
+    # Judged queries a system did not answer: one placeholder row each, same aggregation.
+    seen = answered if placeholders is True else placeholders
+    wanted = stats.select(*qkeys, QUERY)
+    if system_keys:
+        wanted = seen.select(system_keys).unique().join(wanted, how="cross")
+    missing = wanted.join(seen.select(*keys, QUERY), on=[*keys, QUERY], how="anti")
+    schema = joined.collect_schema()
+    filler = [
+        pl.lit(None, dtype=schema[c]).alias(c)
+        for c in schema.names()
+        if c not in (*keys, QUERY, PAD, *stats_schema)
+    ]
+    pads = (
+        missing.with_columns(*filler, pl.lit(True).alias(PAD))
+        .join(stats, on=[*qkeys, QUERY], how="left")
+        .select(schema.names())
+    )
+    unanswered = agg.aggregate(pads, keys, specs, ranking, ties, rules, judged, strings=strings)
+    return pl.concat([answered, unanswered], how="vertical")
+
+
+def align_ids(
+    left: pl.LazyFrame, right: pl.LazyFrame, cols: list[str]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Cast join keys to String on both sides where their dtypes differ (e.g. CSV vs Parquet)."""
+    ls, rs = left.collect_schema(), right.collect_schema()
+    differ = [c for c in cols if ls[c] != rs[c]]
+    if differ:
+        left = left.with_columns(pl.col(differ).cast(pl.String))
+        right = right.with_columns(pl.col(differ).cast(pl.String))
+    return left, right
