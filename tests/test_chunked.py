@@ -668,9 +668,8 @@ def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
 def test_no_measure_reads_doc_ids() -> None:
     # chunks.evaluate_chunk leaves doc ids unsorted in a ranked chunk: sound only while no measure
     # reads them (data checks do, per group and in any order)
-    from preval.diversity import Intents
     from preval.errors import MeasureError
-    from preval.measures import CATALOGUE, parse
+    from preval.measures import CATALOGUE, Intents, parse
     from preval.ranking import DOC, Ranking
 
     # measures with a required parameter (ir_measures' C/W/L family: max_rel), and those that

@@ -25,10 +25,10 @@ from typing import Literal
 
 import polars as pl
 
-from .. import diversity, inputs, io, validate
+from .. import inputs, io, validate
 from ..conventions import get_convention
 from ..errors import InputError, MeasureError, MissingColumnError
-from ..measures import Spec, ideal_keys, parse_all, reads_judged_rows
+from ..measures import Spec, diversity, ideal_keys, parse_all, reads_judged_rows
 from ..options import Columns, Hints, Options, Semantics
 from ..ranking import (
     DOC,

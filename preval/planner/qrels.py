@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .. import diversity, io, validate
-from ..measures import Spec
+from .. import io, validate
+from ..measures import Spec, diversity
 from ..options import Columns
 from ..ranking import (
     DOC,

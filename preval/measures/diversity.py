@@ -16,6 +16,9 @@ The plan of the diversity measures is a stage of its own, beside the main aggreg
 
 Queries judged but without any relevant retrieved row score 0 in every measure (their sums
 are empty); `attach` joins the stage's table to the per-query status on the query keys.
+
+The measures themselves (alpha-DCG, alpha-nDCG, ERR-IA, nERR-IA, NRBP, AP-IA, P-IA, StRecall)
+follow the stage, at the end of this module: each reads an `Intents` view, not a `Ranking`.
 """
 
 from __future__ import annotations
@@ -23,15 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .errors import DuplicateError, MeasureError
-from .ranking import DOC, LABEL, POSITION, QUERY, SCORE, sort_keys
-
-if TYPE_CHECKING:
-    from .measures import Spec
+from ..errors import DuplicateError, MeasureError
+from ..ranking import DOC, LABEL, POSITION, QUERY, SCORE, count, sort_keys
+from .registry import REL, Param, Spec, measure
 
 # internal columns of the stage
 SUB = "_sub"  # the subtopic id, as a string
@@ -350,3 +350,192 @@ def require_subtopic(specs: list[Spec], subtopic: str | None, has_qrels: bool) -
             "--qrels FILE --subtopic COLUMN)"
         )
         raise MeasureError(msg)
+
+
+# --------------------------------------------------------------------------------------------
+# Diversity measures (TREC Web track's ndeval): qrels with a subtopic column. Notation: M = the
+# query's subtopics with at least one relevant document, J(k, i) = 1 when the document at rank
+# k is relevant to subtopic i (label >= rel), c_i(k) = documents above rank k relevant to i,
+# g(k) = Σ_i J(k, i) (1 − alpha)^c_i(k) (the novelty-discounted gain), K = the cutoff.
+# --------------------------------------------------------------------------------------------
+
+
+def _unit(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        msg = "must be in [0, 1]"
+        raise ValueError(msg)
+    return value
+
+
+NOVELTY = Param(_unit, NDEVAL_ALPHA, help="redundancy penalty: a subtopic gains (1 - alpha)^seen")
+PATIENCE = Param(_unit, NDEVAL_BETA, help="persistence of the NRBP user: rank k weighs beta^(k-1)")
+
+
+def _log_discount(d: Intents) -> pl.Expr:
+    return 1.0 / (d.rank + 1).log(2)
+
+
+@measure(
+    "alpha_DCG",
+    cutoff="required",
+    params={"alpha": NOVELTY, "rel": REL},
+    aliases=("alpha-DCG",),
+    trec="ndeval alpha-DCG@K",
+    diversity=True,
+)
+def alpha_dcg(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: alpha-DCG at K with ndeval's collection-independent normalisation.
+
+    alpha-DCG@K = Σ_{k ≤ K} g(k)/log2(k + 1) / Σ_{k ≤ K} M (1 − alpha)^(k−1)/log2(k + 1)
+    (Clarke et al., SIGIR 2008; ndeval ``alpha-DCG@K``, ir_measures ``alpha_DCG``): the
+    divisor is the value of a ranking whose every document covers all M subtopics. As in
+    ndeval, K = 1 is not divided (the value is g(1)). 0 when M = 0.
+    """
+    level, alpha, k = d.level(s), s.param("alpha"), s.cutoff
+    dcg = d.top(d.novelty(level, alpha) * _log_discount(d), k).sum()
+    return d.safe_div(dcg, ideal_ideal("dcg", d.subtopics(level), alpha, k))
+
+
+@measure(
+    "alpha_nDCG",
+    cutoff="required",
+    params={"alpha": NOVELTY, "rel": REL},
+    aliases=("alpha-nDCG", "a-nDCG"),
+    trec="ndeval alpha-nDCG@K",
+    diversity=True,
+    ideals=lambda s: [("dcg", s.cutoff)],
+)
+def alpha_ndcg(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: alpha-nDCG at K, alpha-DCG divided by that of ndeval's greedy ideal.
+
+    alpha-nDCG@K = Σ_{k ≤ K} g(k)/log2(k + 1) / Σ_{k ≤ K} g*(k)/log2(k + 1), where the ideal
+    ranking g* places at each rank the judged document with the highest gain given those
+    placed above it, ties to the greatest doc id (ndeval ``alpha-nDCG@K``, ir_measures
+    ``alpha_nDCG``; default alpha = 0.5). 0 when M = 0.
+    """
+    level, alpha, k = d.level(s), s.param("alpha"), s.cutoff
+    dcg = d.top(d.novelty(level, alpha) * _log_discount(d), k).sum()
+    return d.safe_div(dcg, d.ideal(s, "dcg"))
+
+
+@measure(
+    "ERR_IA",
+    cutoff="required",
+    params={"alpha": NOVELTY, "rel": REL},
+    aliases=("ERR-IA",),
+    trec="ndeval ERR-IA@K",
+    diversity=True,
+)
+def err_ia(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: intent-aware ERR at K, ndeval's collection-independent normalisation.
+
+    ERR-IA@K = Σ_{k ≤ K} g(k)/k / Σ_{k ≤ K} M (1 − alpha)^(k−1)/k. With binary judgments
+    and alpha = 0.5, (1 − alpha)^c_i(k) is proportional to the chance that a user after
+    subtopic i stops at rank k in ERR's cascade (Chapelle et al., CIKM 2009: 0.5 · 0.5^c);
+    the sum over subtopics is divided by the value of a ranking covering every subtopic at
+    every rank (ndeval ``ERR-IA@K``, ir_measures ``ERR_IA``, which takes ndeval's default
+    alpha). K = 1 is not divided, as in ndeval. 0 when M = 0.
+    """
+    level, alpha, k = d.level(s), s.param("alpha"), s.cutoff
+    err = d.top(d.novelty(level, alpha) / d.rank, k).sum()
+    return d.safe_div(err, ideal_ideal("err", d.subtopics(level), alpha, k))
+
+
+@measure(
+    "nERR_IA",
+    cutoff="required",
+    params={"alpha": NOVELTY, "rel": REL},
+    aliases=("nERR-IA",),
+    trec="ndeval nERR-IA@K",
+    diversity=True,
+    ideals=lambda s: [("err", s.cutoff)],
+)
+def nerr_ia(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: intent-aware ERR at K divided by that of ndeval's greedy ideal ranking.
+
+    nERR-IA@K = Σ_{k ≤ K} g(k)/k / Σ_{k ≤ K} g*(k)/k, g* the ideal of ``alpha_nDCG``
+    (ndeval ``nERR-IA@K``, ir_measures ``nERR_IA``). 0 when M = 0.
+    """
+    level, alpha, k = d.level(s), s.param("alpha"), s.cutoff
+    err = d.top(d.novelty(level, alpha) / d.rank, k).sum()
+    return d.safe_div(err, d.ideal(s, "err"))
+
+
+@measure(
+    "NRBP",
+    cutoff="none",
+    params={"alpha": NOVELTY, "beta": PATIENCE, "rel": REL},
+    trec="ndeval NRBP",
+    diversity=True,
+)
+def nrbp(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: novelty- and rank-biased precision over the whole ranking.
+
+    NRBP = (1 − (1 − alpha) beta)/M · Σ_k g(k) beta^(k−1) (Clarke et al., ICTIR 2009;
+    ndeval ``NRBP``, ir_measures ``NRBP``, defaults alpha = beta = 0.5): a ranking whose
+    every document covers every subtopic scores 1. 0 when M = 0.
+    """
+    level, alpha, beta = d.level(s), s.param("alpha"), s.param("beta")
+    total = (d.novelty(level, alpha) * pl.lit(beta).pow(d.rank - 1)).sum()
+    return d.safe_div(total * (1.0 - (1.0 - alpha) * beta), d.subtopics(level))
+
+
+@measure(
+    "AP_IA",
+    cutoff="none",
+    params={"rel": REL},
+    aliases=("MAP_IA", "MAP-IA"),
+    trec="ndeval MAP-IA",
+    diversity=True,
+)
+def ap_ia(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: intent-aware average precision, AP per subtopic averaged over subtopics.
+
+    AP-IA = 1/M · Σ_i 1/R_i · Σ_{k : J(k, i)} |{j ≤ k : J(j, i)}| / k, R_i the documents
+    judged relevant to subtopic i, M the subtopics with R_i > 0 (Agrawal et al., WSDM 2009;
+    ndeval ``MAP-IA``, ir_measures ``AP_IA``). Over the whole ranking (within `depth`). 0 when
+    M = 0.
+    """
+    level = d.level(s)
+    precision = (d.seen(level) + 1) / d.rank / d.relevant_in_subtopic(level)
+    return d.safe_div(pl.when(d.relevant(level)).then(precision).otherwise(0.0).sum(),
+                      d.subtopics(level))  # fmt: skip
+
+
+@measure(
+    "P_IA",
+    cutoff="required",
+    params={"rel": REL},
+    aliases=("P-IA",),
+    trec="ndeval P-IA@K",
+    diversity=True,
+)
+def precision_ia(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: intent-aware precision at K, P@K per subtopic averaged over subtopics.
+
+    P-IA@K = Σ_{k ≤ K} Σ_i J(k, i) / (K · M) (Agrawal et al., WSDM 2009; ndeval ``P-IA@K``,
+    ir_measures ``P_IA``); ranks beyond the ranking count as non-relevant. 0 when M = 0.
+    """
+    level, k = d.level(s), s.cutoff
+    hits = count(d.relevant(level) & (d.rank <= k))
+    return d.safe_div(hits, d.subtopics(level) * k)
+
+
+@measure(
+    "StRecall",
+    cutoff="required",
+    params={"rel": REL},
+    aliases=("strec", "S-recall", "subtopic_recall"),
+    trec="ndeval strec@K",
+    diversity=True,
+)
+def subtopic_recall(d: Intents, s: Spec) -> pl.Expr:
+    """Diversity: subtopic recall at K, the share of subtopics the top K documents cover.
+
+    StRecall@K = |{i : Σ_{k ≤ K} J(k, i) > 0}| / M (Zhai et al., SIGIR 2003; ndeval
+    ``strec@K``, ir_measures ``STREC``). 0 when M = 0.
+    """
+    level, k = d.level(s), s.cutoff
+    first = d.relevant(level) & (d.seen(level) == 0) & (d.rank <= k)
+    return d.safe_div(count(first), d.subtopics(level))

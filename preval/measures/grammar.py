@@ -1,0 +1,212 @@
+"""Measure requests: the ir_measures grammar ``NAME[(param=value,...)][@cutoff]`` and
+trec_eval's spellings parsed into a `Spec` (`parse`, `parse_all`, `from_ir_measures`), and the
+aggregation expression of a spec (`build`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import polars as pl
+
+from ..errors import MeasureError
+from ..ranking import Ranking
+from .registry import _ALIASES, _PRESETS, CATALOGUE, Definition, Spec
+
+# measures with a closed form of their expected value over the orders of tied documents
+# (ties="expected"); count measures that do not read the order are exact anyway
+EXPECTED_FORMS = frozenset(
+    {"AP", "P", "R", "RR", "nDCG", "DCG", "Hits", "TieAtCutoff", "NumRet", "NumRel",
+     "NumRelRet", "NumQ", "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility",
+     "NumNonrelJudgedRet"}
+)  # fmt: skip
+
+
+def build(spec: Spec, ranking: Ranking) -> pl.Expr:
+    """The aggregation expression of `spec`, as Float64, named by its canonical name."""
+    name = spec.definition.name
+    if spec.definition.diversity:
+        msg = (
+            f"{spec.name} is a diversity measure: it needs qrels with a subtopic column "
+            "(subtopic=..., --subtopic), and is evaluated from them"
+        )
+        raise MeasureError(msg)
+    if ranking.expected and name not in EXPECTED_FORMS:
+        msg = (
+            f"{spec.name} has no closed form under ties='expected'; those that do: "
+            f"{', '.join(sorted(EXPECTED_FORMS))}. ties='optimistic' and 'pessimistic' "
+            "bound any measure"
+        )
+        raise MeasureError(msg)
+    return spec.definition.build(ranking, spec).cast(pl.Float64).alias(spec.name)
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------------------------
+
+_GRAMMAR = re.compile(
+    r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_\-]*?)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@()]+))?$"
+)
+# trec_eval spellings with the cutoff fused into the name: P_10, P.10, map_cut_100 ...
+_TREC = re.compile(
+    r"^(?P<name>map_cut|P|recall|relative_P|ndcg_cut|success|iprec_at_recall|Judged)[._]"
+    r"(?P<cutoff>\d+(\.\d+)?)$"
+)
+
+
+def parse(text: str) -> Spec:
+    """Parse one measure request into a `Spec`, or raise `MeasureError` saying what is wrong."""
+    raw = text.strip()
+    ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
+    if ranx_rbp:
+        raw = f"RBP(p=0.{ranx_rbp[1]},gain=label)"
+    trec = _TREC.match(raw)
+    if trec:
+        raw = f"{trec['name']}@{trec['cutoff']}"
+    m = _GRAMMAR.match(raw)
+    if not m:
+        msg = (
+            f"cannot parse measure {text!r}: expected NAME[(param=value,...)][@cutoff], "
+            "e.g. AP, P@10, P(rel=2)@10, F(beta=0.5)@10"
+        )
+        raise MeasureError(msg)
+    key = _ALIASES.get(m["name"].lower())
+    if key is None:
+        msg = f"unknown measure {m['name']!r} in {text!r}; known: {', '.join(CATALOGUE)}"
+        raise MeasureError(msg)
+    definition = CATALOGUE[key]
+    preset = _PRESETS.get(m["name"].lower(), ())
+    try:
+        spec = Spec(
+            definition,
+            _cutoff(definition, m["cutoff"], text),
+            _params(definition, m["params"], text, preset),
+        )
+    except MeasureError as exc:
+        other = IR_MEASURES_NAMES.get(m["name"])
+        if other is None:
+            raise
+        msg = (
+            f"{exc}; ir_measures' {m['name']} is preval's {other} (or read names as "
+            "ir_measures does: preval evaluate --ir-measures, or ir_measures objects in Python)"
+        )
+        raise MeasureError(msg) from exc
+    ideal_keys(spec)  # raises now, not in the plan, when gains= and dcg= are both given
+    return spec
+
+
+def ideal_keys(spec: Spec) -> list[Any]:
+    """The per-query ideal DCGs (`ranking.ideal_key`) that `spec` reads: a plan whose
+    judgments come in columns (separate qrels) computes each with
+    ``Ranking.ideal_dcg_of_rows(key)`` into the column ``ranking.ideal_column(key)``."""
+    ideals = spec.definition.ideals
+    # diversity measures read greedy ideals of their own stage (`diversity.requests`)
+    return [] if ideals is None or spec.definition.diversity else ideals(spec)
+
+
+def _cutoff(definition: Definition, raw: str | None, text: str) -> int | None:
+    if raw is None:
+        if definition.cutoff == "required":
+            msg = f"{definition.name} needs a cutoff in {text!r}: write e.g. {definition.name}@10"
+            raise MeasureError(msg)
+        return None
+    if definition.cutoff == "none":
+        msg = f"{definition.name} takes no cutoff: {text!r} (write {definition.name})"
+        raise MeasureError(msg)
+    if definition.fraction:
+        if not re.fullmatch(r"[0-9]+(\.[0-9]*)?|\.[0-9]+", raw) or float(raw) > 1:
+            msg = f"the cutoff in {text!r} must be a recall level from 0 to 1, got {raw!r}"
+            raise MeasureError(msg)
+        return float(raw)
+    if not re.fullmatch(r"[0-9]+", raw) or int(raw) < 1:
+        msg = f"the cutoff in {text!r} must be a whole number >= 1, got {raw!r}"
+        raise MeasureError(msg)
+    return int(raw)
+
+
+def _params(
+    definition: Definition, params: str | None, text: str, preset: tuple[tuple[str, str], ...] = ()
+) -> tuple[tuple[str, Any], ...]:
+    given: dict[str, Any] = {}
+    items = [f"{k}={v}" for k, v in preset]
+    for item in [*items, *filter(None, (p.strip() for p in _split(params or "")))]:
+        key, sep, raw = (part.strip() for part in item.partition("="))
+        if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":  # ir_measures: dcg='exp-log2'
+            raw = raw[1:-1]
+        allowed = ", ".join(definition.params) or "none"
+        if not sep or key not in definition.params:
+            msg = f"bad parameter {item!r} in {text!r}: {definition.name} takes ({allowed})"
+            raise MeasureError(msg)
+        param = definition.params[key]
+        try:
+            value = param.parse(raw)
+        except ValueError as exc:
+            msg = f"bad value for {key} in {text!r}: {exc}"
+            raise MeasureError(msg) from None
+        if param.choices and value not in param.choices:
+            msg = f"bad value for {key} in {text!r}: expected one of {', '.join(param.choices)}"
+            raise MeasureError(msg)
+        if key in given:
+            msg = f"parameter {key} given twice in {text!r}"
+            raise MeasureError(msg)
+        given[key] = value
+    # Defaults are dropped so that spellings of the same measure share one column name.
+    return tuple((k, v) for k, v in given.items() if v != definition.params[k].default)
+
+
+def _split(params: str) -> list[str]:
+    """Split ``a=1,gains={1:3,2:9}`` at the commas outside braces."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(params):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            items.append(params[start:i])
+            start = i + 1
+    return [*items, params[start:]]
+
+
+# ir_measures names whose meaning differs from preval's measure of that name
+IR_MEASURES_NAMES = {"Accuracy": "PairAccuracy"}
+
+
+def from_ir_measures(request: object) -> str:
+    """A request in the ir_measures grammar (a string, or an ir_measures measure object such
+    as ``ir_measures.Accuracy@5``) as the preval request that gives ir_measures' number.
+
+    The grammar is the same; the names of `IR_MEASURES_NAMES` mean another measure in
+    ir_measures than in preval (``Accuracy`` is pairwise accuracy there, `PairAccuracy` here).
+    """
+    text = str(request).strip()
+    m = _GRAMMAR.match(text)
+    if m and m["name"] in IR_MEASURES_NAMES:
+        text = IR_MEASURES_NAMES[m["name"]] + text[m.end("name") :]
+    return text
+
+
+def _is_ir_measures(item: object) -> bool:
+    """Whether `item` is an ir_measures measure object (checked without importing it)."""
+    return type(item).__module__.startswith("ir_measures") and hasattr(item, "NAME")
+
+
+def parse_all(measures: str | Iterable[str]) -> list[Spec]:
+    """Parse requests, keeping the first of any that share a canonical name. ir_measures
+    measure objects (``ir_measures.nDCG@10``) are read as ir_measures means them
+    (`from_ir_measures`)."""
+    single = isinstance(measures, str) or not isinstance(measures, Iterable)
+    items = [measures] if single else list(measures)
+    items = [from_ir_measures(item) if _is_ir_measures(item) else item for item in items]
+    for item in items:
+        if not isinstance(item, str):
+            msg = f"a measure request must be a string such as 'AP' or 'P@10', got {item!r}"
+            raise MeasureError(msg)
+    if not items:
+        msg = "no measures requested: name at least one, e.g. AP or P@10"
+        raise MeasureError(msg)
+    specs: dict[str, Spec] = {}
+    for item in items:
+        spec = parse(item)
+        specs.setdefault(spec.name, spec)
+    return list(specs.values())
