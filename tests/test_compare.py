@@ -175,10 +175,10 @@ def test_the_command_prints_paper_tables(capsys) -> None:
     assert rc == 2 and err.startswith("preval: error: baseline 'nope'")
 
 
-def test_the_readme_shows_what_the_command_prints(capsys) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_docs_show_what_the_command_prints(capsys) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "compare.md").read_text()
     shown = re.findall(
-        r"```console\n\$ preval (compare [^\n]*)\n```\n\n```text\n(.*?)```", readme, flags=re.S
+        r"```console\n\$ preval (compare [^\n]*)\n```\n\n```text\n(.*?)```", page, flags=re.S
     )
     assert len(shown) >= 2  # a table's systems, and TREC run files
     for command, output in shown:

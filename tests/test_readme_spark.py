@@ -1,5 +1,6 @@
-"""The README's Spark section tells the truth: its Python blocks run on a local Spark session,
-and the output shown after a block is what it prints."""
+"""The Spark and SQL page tells the truth: its Spark blocks run on a local Spark session, and
+the output shown after a block is what it prints. (tests/test_readme.py runs every other block
+of every page, and leaves these out: they need a Spark session.)"""
 
 from __future__ import annotations
 
@@ -9,22 +10,18 @@ from pathlib import Path
 import pytest
 
 from tests.spark_session import spark_session
+from tests.test_readme import SPARK_PAGE, blocks, needs_spark
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-DOC = re.search(r"\n## Spark\n.*?(?=\n## )", README, flags=re.S).group(0)
-BLOCKS = re.findall(r"```(\w+)\n(.*?)```", DOC, flags=re.S)
-# each Python block with the text block right after it, if any: its printed output
-PYTHON = [
-    (code, BLOCKS[i + 1][1] if i + 1 < len(BLOCKS) and BLOCKS[i + 1][0] == "text" else None)
-    for i, (lang, code) in enumerate(BLOCKS)
-    if lang == "python"
-]
+DOC = (ROOT / SPARK_PAGE).read_text(encoding="utf-8")
+BLOCKS = blocks(SPARK_PAGE)
+# the Python blocks that need Spark, each with its printed output if the page shows it
+PYTHON = [b for b in BLOCKS if b.lang == "python" and needs_spark(b.code)]
 COMMANDS = [
     line.strip()
-    for lang, code in BLOCKS
-    if lang == "sh"
-    for line in code.splitlines()
+    for b in BLOCKS
+    if b.lang == "sh"
+    for line in b.code.splitlines()
     if line.startswith("pip install")
 ]
 
@@ -35,7 +32,7 @@ def spark():
 
 
 def test_the_section_has_what_the_issue_asks_for() -> None:
-    assert len(PYTHON) >= 4
+    assert len(PYTHON) >= 3  # a Spark DataFrame, a run with its qrels, Spark SQL
     for needed in ("preval.spark.evaluate", "preval.spark.summarize", "qrels=", "preval.sql",
                    "addArtifacts", "archives", "pip install"):  # fmt: skip
         assert needed in DOC, needed
@@ -52,14 +49,14 @@ def test_install_commands_name_extras_that_exist() -> None:
     assert '"pyspark>=4"' in extras["spark"]
 
 
-@pytest.mark.parametrize("index", range(len(PYTHON)))
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in PYTHON])
 def test_python_blocks_run_and_print_what_is_shown(
-    index: int, spark, tmp_path: Path, monkeypatch, capsys
+    block, spark, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
     monkeypatch.chdir(tmp_path)
-    code, shown = PYTHON[index]
-    exec(compile(code, f"README.md Spark python block {index}", "exec"), {})
+    shown = block.output
+    exec(block.compiled(), {})
     printed = capsys.readouterr().out
     # what a block writes lands in its own directory, never in the repository
     assert not [p for p in ROOT.iterdir() if p.name.endswith(".parquet")]

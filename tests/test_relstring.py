@@ -160,11 +160,11 @@ def test_python_plan_engines_and_top_k() -> None:
         build_plan(table, ["P@2"], relstrings=[-1])
 
 
-def test_readme_example_output_is_real() -> None:
+def test_docs_example_output_is_real() -> None:
     root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    page = (root / "docs" / "trec.md").read_text(encoding="utf-8")
     command, shown = re.search(
-        r"\$ preval (trec [^\n]*relstring[^\n]*)\n```\n\n```text\n(.*?)```", readme, flags=re.S
+        r"\$ preval (trec [^\n]*relstring[^\n]*)\n```\n\n```text\n(.*?)```", page, flags=re.S
     ).groups()
     args = [str(root / a) if a.startswith("fixtures/") else a for a in command.split()[1:]]
     got = trec(*args)
