@@ -28,7 +28,7 @@ from . import inputs, io, validate
 from .conventions import Convention, get_convention
 from .errors import InputError
 from .options import Options, accepts
-from .ranking import LABEL, ROW, SCORE, count, sort_keys
+from .ranking import LABEL, ROW, SCORE, count, resolve_ties, sort_keys
 
 KINDS = ("pr", "roc")
 _ORDER, _P, _N, _TP, _FP = "_order", "_npos", "_nneg", "_tp", "_fp"
@@ -92,7 +92,7 @@ def curve(
         data, query=query, by=by_cols, doc=doc, score=score, label=label, counts=count_columns
     )
     has_doc = doc in schema
-    ties = conv.ties if (conv.ties == "input" or has_doc) else "input"
+    ties = resolve_ties(None, conv.ties, has_doc)
     # per-ranking totals under names of their own (the column may also be a key)
     total_columns = {c: f"_total{i}" for i, c in enumerate(count_columns)}
     rows = inputs.canonical(
@@ -118,7 +118,7 @@ def curve(
         retrieved = retrieved & (pl.col(SCORE) != float("-inf"))
 
     # One row per ranking: its totals (every row, retrieved or not, or the given counts) and
-    # the data rules of DESIGN §6, checked as in `evaluate`.
+    # the data rules (docs/semantics.md, bad input), checked as in `evaluate`.
     group = [*keys, _ONE]
     # pooled queries (query=None) legitimately repeat doc ids: no duplicate rule then
     per_query = has_doc and query is not None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import csv
 import gzip
+import re
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +154,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
     no file name; only then is the file re-read here, in Python, to find the line.
     """
     text = str(exc)
+    low = text.lower()
     for source in sources:
         if source is None or not isinstance(source, (str, Path)):
             continue
@@ -159,14 +162,29 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
         suffix = path.suffix.lower()
         if not path.is_file():
             continue
-        if suffix in _CSV and ("utf-8" in text.lower() or "utf8" in text.lower()):
+        if suffix == ".gz":
+            broken = _broken_gzip(path)
+            if broken is not None:
+                return InputError(f"input {path}: {broken}")
+        if "utf-8" in low or "utf8" in low:
             lineno = _first_bad_utf8_line(path)
             if lineno is not None:
                 msg = (
-                    f"input {path}, line {lineno}: not valid UTF-8 text (rule: CSV input is "
+                    f"input {path}, line {lineno}: not valid UTF-8 text (rule: text input is "
                     "UTF-8; convert the file, e.g. iconv -f latin1 -t utf-8)"
                 )
                 return InputError(msg)
+        parsed = re.search(r"could not parse `(.*?)` as dtype `(\w+)` at column '(.*?)'", text)
+        if suffix in _CSV and parsed:
+            value, dtype, column = parsed.groups()
+            lineno = _first_line_holding(path, _CSV[suffix], column, value)
+            where = f", line {lineno}" if lineno is not None else ""
+            msg = (
+                f"input {path}{where}: column {column!r} holds {value!r}, which is not a "
+                f"number (rule: {column} values are numbers, {dtype} as the first rows read; "
+                "leave the field empty for a missing value)"
+            )
+            return InputError(msg)
         if suffix in _CSV and "more fields" in text:
             found = _first_long_line(path, _CSV[suffix])
             if found is not None:
@@ -186,8 +204,45 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
     return None
 
 
-def _first_bad_utf8_line(path: Path) -> int | None:
+def _broken_gzip(path: Path) -> str | None:
+    """What is wrong with a .gz file that cannot be read whole, or None."""
     with path.open("rb") as fh:
+        if fh.read(2) != b"\x1f\x8b":
+            return (
+                "not a gzip file, though its name ends in .gz (rule: a .gz file is "
+                "gzip-compressed; rename it, or compress it with gzip)"
+            )
+    try:
+        with gzip.open(path, "rb") as fh:
+            while fh.read(1 << 20):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        return (
+            f"the gzip stream is cut short or damaged ({_reason(exc)}) (rule: a .gz file "
+            "is complete; write or copy it again)"
+        )
+    return None
+
+
+def _first_line_holding(path: Path, separator: str, column: str, value: str) -> int | None:
+    """The line of the first CSV record whose `column` field is `value`."""
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        records = csv.reader(fh, delimiter=separator)
+        header = next(records, [])
+        if column not in header:
+            return None
+        i = header.index(column)
+        start = records.line_num + 1
+        for record in records:
+            if len(record) > i and record[i].strip() == value.strip():
+                return start
+            start = records.line_num + 1
+    return None
+
+
+def _first_bad_utf8_line(path: Path) -> int | None:
+    opener = _opener(path)
+    with opener(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
                 raw.decode("utf-8")
@@ -419,8 +474,17 @@ def _line_checker(
     return check
 
 
+def _opener(path: Path):
+    """gzip.open for a gzip file (by its first bytes, as Polars reads it), else open."""
+    try:
+        with path.open("rb") as fh:
+            return gzip.open if fh.read(2) == b"\x1f\x8b" else open
+    except OSError:
+        return open
+
+
 def _starts_with_bom(path: Path) -> bool:
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = _opener(path)
     try:
         with opener(path, "rb") as fh:
             return fh.read(3) == b"\xef\xbb\xbf"
@@ -429,7 +493,7 @@ def _starts_with_bom(path: Path) -> bool:
 
 
 def _read_line(path: Path, lineno: int) -> str:
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = _opener(path)
     with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
         for i, line in enumerate(fh, start=1):
             if i == lineno:
@@ -439,12 +503,15 @@ def _read_line(path: Path, lineno: int) -> str:
 
 def _first_tag(path: Path) -> str | None:
     """The tag of the first run line: trec_eval's runid for the file."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
-        for line in fh:
-            parts = line.split()
-            if parts and not parts[0].startswith("#"):
-                return parts[5] if len(parts) >= len(RUN_FIELDS) else None
+    opener = _opener(path)
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
+            for line in fh:
+                parts = line.split()
+                if parts and not parts[0].startswith("#"):
+                    return parts[5] if len(parts) >= len(RUN_FIELDS) else None
+    except (OSError, EOFError, zlib.error):  # the read of the run says what is wrong, by name
+        return None
     return None
 
 
@@ -492,7 +559,7 @@ def trec_kind(path: str | Path) -> str | None:
     or a comment has the fields of a TREC run line (qid Q0 docno rank score tag) or a qrels
     line (qid iter docno rel); else None (a table, or not text)."""
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = _opener(path)
     try:
         with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
             for _, line in zip(range(1000), fh, strict=False):

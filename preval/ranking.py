@@ -1,9 +1,12 @@
 """The ranked frame: ordering documents within a query, and the expressions measures read.
 
-This is the only module that knows about ties. `sort_keys` orders the rows of every query
-(retrieved documents first, by score descending, ties broken by the chosen rule; unretrieved
-documents last). After that one sort, `Ranking` hands measures the per-query quantities of
-DESIGN §3 (rank, rel, gain, tp, R, ideal DCG) as Polars expressions that are valid inside
+The tie rules live here: `resolve_ties` picks the rule an evaluation follows, `sort_keys` (and
+`packed_sort_keys`, its one-integer form) orders the rows of every query (retrieved documents
+first, by score descending, ties broken by the rule; unretrieved documents last), and the
+expected-value rule's closed forms read `Ranking.ties`. Every stage that sorts (the plan, the
+curves, the diversity stage) calls them. After that one sort, `Ranking` hands measures the
+per-query quantities of the ranked frame (docs/architecture.md: rank, rel, gain, tp, R, ideal
+DCG) as Polars expressions that are valid inside
 ``group_by(keys).agg(...)``: within a group, Polars keeps the frame's row order, so a
 cumulative sum there runs down the ranking without a window. The ranked frame also numbers its
 rows (`POSITION`), and each group's rows are together in it, so a rank can be read off as a
@@ -17,7 +20,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from .errors import MeasureError
+from .errors import InputError, MeasureError
 
 Ties = Literal["trec", "input", "optimistic", "pessimistic"]
 TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
@@ -81,6 +84,17 @@ def ideal_column(key: Any) -> str:
     rule, k = key
     tag = rule if isinstance(rule, str) else "g" + "_".join(f"{a!r}:{b!r}" for a, b in rule)
     return f"_idcg_{tag}_{k if k is not None else ''}"
+
+
+def resolve_ties(ties: str | None, convention_ties: str, has_doc: bool, doc: str = "doc") -> str:
+    """The tie rule an evaluation follows: `ties` when given, else its convention's (`trec`:
+    doc id descending, which needs a doc column, named `doc`; without one, the input order)."""
+    if ties is None:
+        return "trec" if (convention_ties == "trec" and has_doc) else "input"
+    if ties == "trec" and not has_doc:
+        msg = f"ties='trec' breaks ties by doc id, but the input has no doc column {doc!r}"
+        raise InputError(msg)
+    return ties
 
 
 def sort_keys(
@@ -216,7 +230,7 @@ def _per_group(value: pl.Expr | float) -> pl.Expr:
 
 
 def _safe_div(num: pl.Expr, den: pl.Expr, *, per_row: bool = False) -> pl.Expr:
-    """num/den as Float64, 0 where den is 0 (the 'when R = 0' convention of DESIGN §4).
+    """num/den as Float64, 0 where den is 0 (the 'when R = 0' convention, docs/semantics.md).
 
     `num` and `den` are one value per group, or with `per_row` `num` is a value per row of
     the group. Either way the divisor is never a scalar that Polars broadcasts: it multiplied

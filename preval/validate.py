@@ -1,4 +1,5 @@
-"""Input rules (DESIGN §6): schema checks up front, data checks inside the lazy plan.
+"""Input rules (docs/semantics.md, bad input): schema checks up front, data checks inside the
+lazy plan.
 
 Schema rules (missing column, non-numeric score or label) need only the schema and fail at
 once. Data rules (NaN score, null ids, duplicates) need the data, so they are computed as

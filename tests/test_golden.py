@@ -202,7 +202,7 @@ def test_no_doc_column_defaults_to_input_order() -> None:
     )
 
 
-# --- Which queries count (DESIGN §5) -------------------------------------------------------------
+# --- Which queries count (docs/semantics.md) -------------------------------------------------
 RUN = pl.DataFrame(
     {
         "system": ["s1", "s1", "s1", "s2", "s2"],

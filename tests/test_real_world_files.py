@@ -176,3 +176,48 @@ def test_a_line_of_spaces_is_a_short_row(capsys, tmp_path: Path) -> None:
     data = tmp_path / "spaces.csv"
     data.write_text(JOINED + "   \n")
     one_line_error(capsys, ["evaluate", data], "line 6", "found 1")
+
+
+# --- errors that name the file and the line --------------------------------------------------
+
+QRELS_TEXT = "q1 0 d1 1\nq1 0 d3 1\n"
+RUN_TEXT = "q1 Q0 d1 1 .9 r\nq1 Q0 d3 2 .8 r\n"
+
+
+def test_a_gz_name_on_plain_text_is_read_as_text(capsys, tmp_path: Path) -> None:
+    qrels, run = tmp_path / "q", tmp_path / "r.gz"
+    qrels.write_text(QRELS_TEXT)
+    run.write_text(RUN_TEXT)  # not compressed, as Polars reads it: by its first bytes
+    assert main(["trec", "-m", "runid", "-m", "map", str(qrels), str(run)]) == 0
+    out = capsys.readouterr().out.split()
+    assert out == ["runid", "all", "r", "map", "all", "1.0000"]
+
+
+def test_a_gzip_file_cut_short_is_one_line(capsys, tmp_path: Path) -> None:
+    qrels, run = tmp_path / "q", tmp_path / "r.gz"
+    qrels.write_text(QRELS_TEXT)
+    lines = "".join(f"q1 Q0 d{i} {i} {1 / (i + 1)} r\n" for i in range(20000))
+    run.write_bytes(gzip.compress(lines.encode())[:3000])  # cut mid-stream
+    one_line_error(capsys, ["trec", str(qrels), str(run)], "r.gz", "cut short")
+
+
+def test_a_byte_that_is_not_utf8_in_a_run_names_the_line(capsys, tmp_path: Path) -> None:
+    qrels, run = tmp_path / "q", tmp_path / "r"
+    qrels.write_text(QRELS_TEXT)
+    run.write_bytes(RUN_TEXT.encode() + b"q1 Q0 d\xff9 3 .7 r\n")
+    one_line_error(capsys, ["trec", str(qrels), str(run)], "input", "r, line 3", "UTF-8")
+
+
+def test_a_word_where_a_score_belongs_deep_in_a_csv_names_the_line(capsys, tmp_path: Path) -> None:
+    data = tmp_path / "deep.csv"
+    rows = [f"q1,d{i},0.5,0" for i in range(3000)]  # past the rows Polars infers types from
+    data.write_text("query,doc,score,label\n" + "\n".join(rows) + "\nq1,dz,abc,0\n")
+    one_line_error(capsys, ["evaluate", data], "deep.csv", "line 3002", "'score'", "'abc'")
+    with pytest.raises(preval.InputError, match="line 3002"):
+        preval.collect(preval.plan(data, ["AP"]))
+
+
+def test_collect_names_a_missing_tmp_dir(tmp_path: Path) -> None:
+    plan = preval.plan(pl.DataFrame({"query": ["q"], "score": [1.0], "label": [1]}), ["AP"])
+    with pytest.raises(preval.InputError, match="no/such/dir: no such directory"):
+        preval.collect(plan, engine="partitioned", tmp_dir="no/such/dir")

@@ -1,4 +1,4 @@
-"""Bad input (DESIGN §6): one test, or parametrized case, per rule and input shape.
+"""Bad input (docs/semantics.md): one test, or parametrized case, per rule and input shape.
 
 Two input shapes: one joined table (query, doc, score, label) and a run (query, doc, score)
 with separate qrels (query, doc, label). Schema rules raise when `evaluate` is called; data
@@ -526,7 +526,8 @@ def test_empty_run_with_qrels(kw: dict) -> None:
 
 
 def test_empty_run_with_qrels_scores_judged_queries_zero() -> None:
-    # DESIGN §5 (trec_eval -c): a judged query the run did not answer scores 0
+    # docs/semantics.md, which queries count (trec_eval -c): a judged query the run did not
+    # answer scores 0
     out = preval.evaluate(run().clear(), MEASURES, qrels=qrels()).collect()
     assert out.to_dicts() == [
         {"query": "q1", "AP": 0.0, "P@5": 0.0, "NumRet": 0.0},

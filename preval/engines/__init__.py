@@ -73,6 +73,9 @@ def collect(
     if engine not in CHOICES:
         msg = f"engine must be one of {', '.join(CHOICES)}, got {engine!r}"
         raise InputError(msg)
+    if tmp_dir is not None and not Path(tmp_dir).is_dir():
+        msg = f"tmp_dir {tmp_dir}: no such directory (rule: spill files go to an existing one)"
+        raise InputError(msg)
     if memory_limit is not None and memory_limit <= 0:
         msg = f"memory_limit must be a positive number of bytes, got {memory_limit!r}"
         raise InputError(msg)

@@ -1,6 +1,6 @@
 """Build the evaluation plan: rows -> ranked rows -> one group_by/agg -> per-query table.
 
-Two input shapes (DESIGN §5):
+Two input shapes (docs/semantics.md):
 
 * one joined table (query, [doc], score, label): a null score is a document that was not
   retrieved, a null label an unjudged one. R and the ideal DCG come from the group's rows.
@@ -27,7 +27,7 @@ import polars as pl
 
 from .. import inputs, io, validate
 from ..conventions import get_convention
-from ..errors import InputError, MeasureError, MissingColumnError
+from ..errors import MeasureError, MissingColumnError
 from ..measures import Spec, diversity, ideal_keys, parse_all, reads_judged_rows
 from ..options import Columns, Hints, Options, Semantics
 from ..ranking import (
@@ -46,6 +46,7 @@ from ..ranking import (
     in_order,
     packed_sort_keys,
     relstring_column,
+    resolve_ties,
     sort_keys,
 )
 from ..summary import to_long
@@ -262,11 +263,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         columns = dataclasses.replace(recipe.columns, subtopic=None)  # labels per doc now
         plan = build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
         return dataclasses.replace(plan, joined_qrels=True, paths=_paths(data, qrels))
-    if ties is None:  # the convention's tie order; trec's needs doc ids
-        ties = "trec" if (conv.ties == "trec" and has_doc) else "input"
-    if ties == "trec" and not has_doc:
-        msg = f"ties='trec' breaks ties by doc id, but the input has no doc column {doc!r}"
-        raise InputError(msg)
+    ties = resolve_ties(ties, conv.ties, has_doc, doc)
 
     levels = sorted({s.level(sem.relevance_level) for s in specs} | {sem.relevance_level})
     level_cols = {lv: f"_R{i}" for i, lv in enumerate(levels)}
