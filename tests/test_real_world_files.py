@@ -221,3 +221,36 @@ def test_collect_names_a_missing_tmp_dir(tmp_path: Path) -> None:
     plan = preval.plan(pl.DataFrame({"query": ["q"], "score": [1.0], "label": [1]}), ["AP"])
     with pytest.raises(preval.InputError, match="no/such/dir: no such directory"):
         preval.collect(plan, engine="partitioned", tmp_dir="no/such/dir")
+
+
+# --- spill directories of processes that died ------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["chunked", "partitioned"])
+def test_a_killed_run_s_spill_directory_goes_with_the_next_run(tmp_path: Path, engine: str) -> None:
+    import subprocess
+    import sys
+
+    from preval.engines.spill import SpillDirectory
+
+    # a process that made a spill directory and was killed before it could remove it
+    code = (
+        "import os, sys; from preval.engines.spill import SpillDirectory; "
+        f"d = SpillDirectory(prefix='preval-buckets-', dir={str(tmp_path)!r}); "
+        "print(d.path, flush=True); os._exit(9)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(root)}, check=False)  # fmt: skip
+    stale = Path(out.stdout.strip())
+    assert stale.is_dir() and out.returncode == 9
+    alive = SpillDirectory(dir=tmp_path)  # this process's: left alone by the next run
+    other = tmp_path / "preval-notes"  # not a spill directory's name
+    other.mkdir()
+    data = pl.DataFrame({"query": ["q1", "q1", "q2"], "score": [0.9, 0.1, 0.5],
+                         "label": [1, 0, 1]})  # fmt: skip
+    result = preval.collect(preval.plan(data, ["AP"]), engine=engine, tmp_dir=tmp_path)
+    assert result.per_query().collect()["AP"].to_list() == [1.0, 1.0]
+    assert not stale.exists()
+    assert alive.path.is_dir() and other.is_dir()
+    alive.cleanup()
