@@ -5,6 +5,9 @@ naming the file, the line and the rule; never a silently different number."""
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -228,9 +231,6 @@ def test_collect_names_a_missing_tmp_dir(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("engine", ["chunked", "partitioned"])
 def test_a_killed_run_s_spill_directory_goes_with_the_next_run(tmp_path: Path, engine: str) -> None:
-    import subprocess
-    import sys
-
     from preval.engines.spill import SpillDirectory
 
     # a process that made a spill directory and was killed before it could remove it
@@ -254,3 +254,34 @@ def test_a_killed_run_s_spill_directory_goes_with_the_next_run(tmp_path: Path, e
     assert not stale.exists()
     assert alive.path.is_dir() and other.is_dir()
     alive.cleanup()
+
+
+# --- an address-space limit set by someone else (ulimit -v, a batch scheduler) ---------------
+
+
+def _limited(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+    import resource
+
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, "-m", "preval", *args],
+        capture_output=True, text=True, timeout=120, check=False, cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": os.environ.get("PATH", "")},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+    )  # fmt: skip
+
+
+def test_too_little_address_space_is_one_line_before_any_work(tmp_path: Path) -> None:
+    # issue 32: under ulimit -v 1048576 runs aborted in Polars, hung, or printed a panic
+    out = tmp_path / "pq.parquet"
+    result = _limited(2**30, "evaluate", "fixtures/example.parquet", "--per-query", str(out))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "address-space limit (ulimit -v) is 1.00 GiB" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_enough_address_space_evaluates() -> None:
+    result = _limited(5 * 2**29, "evaluate", "fixtures/example.parquet", "--by", "system", "-q")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("system  NumQ")

@@ -33,6 +33,9 @@ from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
 ENGINES = ("in-memory", "streaming", "chunked", "partitioned")
 CHOICES = ("auto", *ENGINES)
 
+# the least address space (RLIMIT_AS) an evaluation runs in: Polars, its allocator and its
+# threads reserve about this much on 2 cores before the data (benchmarks/results.md)
+MIN_ADDRESS_SPACE = 2 * 2**30
 # auto: inputs up to this many bytes run in memory, as one plan
 SMALL_BYTES = 2**20
 # auto: the same for a frame or a Parquet file given without its size, in rows
@@ -79,6 +82,10 @@ def collect(
     if memory_limit is not None and memory_limit <= 0:
         msg = f"memory_limit must be a positive number of bytes, got {memory_limit!r}"
         raise InputError(msg)
+    space = address_space()
+    if space is not None and memory_limit is None:
+        # what Polars reserves beyond its data is not the partitioned engine's to spend
+        memory_limit = min(DEFAULT_MEMORY_LIMIT, max(2**28, space - MIN_ADDRESS_SPACE))
     try:
         return _collect(plan, engine, progress, memory_limit, tmp_dir, input_bytes)
     except pl.exceptions.PolarsError as exc:
@@ -88,6 +95,33 @@ def collect(
         if explained is None:
             raise
         raise explained from exc
+
+
+def address_space() -> int | None:
+    """The process's address-space limit (``ulimit -v``, RLIMIT_AS) in bytes, None without
+    one; raise `InputError` before any work when it is below `MIN_ADDRESS_SPACE`.
+
+    Polars reserves far more address space than it fills (allocator arenas, thread stacks,
+    mapped files): under a tight limit an allocation fails inside Polars, which aborts the
+    process or leaves its threads waiting, whatever the size of the input. Refusing up front
+    is one clear line instead.
+    """
+    try:
+        import resource
+    except ImportError:  # (Windows) no such limit
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    if soft < MIN_ADDRESS_SPACE:
+        msg = (
+            f"the address-space limit (ulimit -v) is {soft / 2**30:.2f} GiB, below the "
+            f"{MIN_ADDRESS_SPACE / 2**30:.0f} GiB preval needs to run (Polars reserves address "
+            "space beyond the memory it uses); raise it, or bound resident memory instead "
+            "(--memory-limit, a cgroup or container memory limit)"
+        )
+        raise InputError(msg)
+    return soft
 
 
 def _collect(
