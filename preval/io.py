@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import gzip
 import re
+import shutil
+import stat
 import sys
 import zlib
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from .errors import InputError
+from .spill import SpillDirectory
 
 # Besides these, every function that takes a table takes any dataframe `as_polars` converts
 Source = pl.DataFrame | pl.LazyFrame | str | Path | Any
@@ -46,13 +49,16 @@ def scan(
     source = normalise(source, what)
     if not isinstance(source, (str, Path)):
         return source.lazy()
-    path = Path(source)
-    if not path.exists():
-        msg = f"{what}: file not found: {path}"
+    named = Path(source)
+    if not named.exists():
+        msg = f"{what}: file not found: {named}"
         raise InputError(msg)
+    path = readable(named)
     suffix = path.suffix.lower()
     if path.is_dir():
-        msg = f"{what} {path}: is a directory, not a file (give the path of a {suffix} file)"
+        msg = (
+            f"{what} {_shown(path)}: is a directory, not a file (give the path of a {suffix} file)"
+        )
         raise InputError(msg)
     if suffix in _PARQUET:
         _check_parquet(path, what)
@@ -63,7 +69,8 @@ def scan(
             # no header names the columns, so the file cannot say what it holds; a header
             # line alone is the empty input (an empty result and a warning)
             msg = (
-                f"{what} {path}: file is empty (no header) (rule: a CSV starts with a header "
+                f"{what} {_shown(path)}"
+                f": file is empty (no header) (rule: a CSV starts with a header "
                 "naming its columns; write the header line for an input with no rows)"
             )
             raise InputError(msg)
@@ -74,8 +81,40 @@ def scan(
         rows = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
         return rows if empty else _field_checked(rows, path, separator, len(header), what)
     known = ", ".join(sorted(TABLE_SUFFIXES))
-    msg = f"{what}: cannot tell the format of {path} from its suffix {suffix!r} (known: {known})"
+    msg = (
+        f"{what}: cannot tell the format of {_shown(path)}"
+        f" from its suffix {suffix!r} (known: {known})"
+    )
     raise InputError(msg)
+
+
+# a stream (named pipe, /dev/stdin) can be read once: its copy, by its path, for the process
+_STREAMS: dict[Path, tuple[Path, SpillDirectory]] = {}
+
+
+def readable(path: str | Path) -> Path:
+    """`path`, or for a named pipe or another stream its contents copied once to a temporary
+    file of the same name (the plan reads its input more than once; the copy is removed when
+    the process ends). A missing path is returned as it is, for the caller to name."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return path
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return path
+    if path not in _STREAMS:
+        folder = SpillDirectory(prefix="preval-stream-")
+        copy = folder.path / path.name
+        with path.open("rb") as src, copy.open("wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        _STREAMS[path] = (copy, folder)
+    return _STREAMS[path][0]
+
+
+def _shown(path: Path) -> Path:
+    """The path a user gave for `path`: a stream's own path for its copy (`readable`)."""
+    return next((named for named, (copy, _) in _STREAMS.items() if copy == path), path)
 
 
 def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFrame | str | Path:
@@ -134,7 +173,8 @@ def _check_parquet(path: Path, what: str) -> None:
         pl.read_parquet_schema(path)
     except Exception as exc:  # the reader's error types are not ours to show
         msg = (
-            f"{what} {path}: not a readable Parquet file ({_reason(exc)}); check that it was "
+            f"{what} {_shown(path)}"
+            f": not a readable Parquet file ({_reason(exc)}); check that it was "
             "written completely, or write it again"
         )
         raise InputError(msg) from exc
@@ -165,12 +205,13 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
         if suffix == ".gz":
             broken = _broken_gzip(path)
             if broken is not None:
-                return InputError(f"input {path}: {broken}")
+                return InputError(f"input {_shown(path)}: {broken}")
         if "utf-8" in low or "utf8" in low:
             lineno = _first_bad_utf8_line(path)
             if lineno is not None:
                 msg = (
-                    f"input {path}, line {lineno}: not valid UTF-8 text (rule: text input is "
+                    f"input {_shown(path)}"
+                    f", line {lineno}: not valid UTF-8 text (rule: text input is "
                     "UTF-8; convert the file, e.g. iconv -f latin1 -t utf-8)"
                 )
                 return InputError(msg)
@@ -180,7 +221,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
             lineno = _first_line_holding(path, _CSV[suffix], column, value)
             where = f", line {lineno}" if lineno is not None else ""
             msg = (
-                f"input {path}{where}: column {column!r} holds {value!r}, which is not a "
+                f"input {_shown(path)}{where}: column {column!r} holds {value!r}, which is not a "
                 f"number (rule: {column} values are numbers, {dtype} as the first rows read; "
                 "leave the field empty for a missing value)"
             )
@@ -190,14 +231,16 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
             if found is not None:
                 lineno, fields, n, line = found
                 msg = (
-                    f"input {path}, line {lineno}: expected {fields} fields as in the header, "
+                    f"input {_shown(path)}"
+                    f", line {lineno}: expected {fields} fields as in the header, "
                     f"found {n}: {line!r} (rule: every row has the header's columns; quote "
                     "fields that contain the separator, or fix the row)"
                 )
                 return InputError(msg)
         if suffix in _PARQUET and "parquet" in text.lower():
             msg = (
-                f"input {path}: not a readable Parquet file ({_reason(exc)}); check that it "
+                f"input {_shown(path)}"
+                f": not a readable Parquet file ({_reason(exc)}); check that it "
                 "was written completely, or write it again"
             )
             return InputError(msg)
@@ -275,7 +318,8 @@ def _csv_header(path: Path, separator: str, what: str) -> tuple[list[str], bool]
     text = raw.decode("utf-8-sig", "replace").rstrip("\r\n")
     if "\r" in text:
         msg = (
-            f"{what} {path}, line 1: lines end with a carriage return alone (rule: CSV lines "
+            f"{what} {_shown(path)}"
+            f", line 1: lines end with a carriage return alone (rule: CSV lines "
             "end with \\n or \\r\\n; convert the file, e.g. tr '\\r' '\\n')"
         )
         raise InputError(msg)
@@ -284,7 +328,8 @@ def _csv_header(path: Path, separator: str, what: str) -> tuple[list[str], bool]
     for i, name in enumerate(header, start=1):
         if name in seen:
             msg = (
-                f"{what} {path}, line 1: column {name!r} appears twice in the header (fields "
+                f"{what} {_shown(path)}"
+                f", line 1: column {name!r} appears twice in the header (fields "
                 f"{seen[name]} and {i}) (rule: column names are unique; rename one)"
             )
             raise InputError(msg)
@@ -328,7 +373,7 @@ def _field_checked(
         if found is not None:
             lineno, content, n, count = found
             msg = (
-                f"{what} {path}, line {lineno}: expected {fields} fields as in the header, "
+                f"{what} {_shown(path)}, line {lineno}: expected {fields} fields as in the header, "
                 f"found {n}: {content!r} ({count} rows with a wrong field count) (rule: "
                 "every row has every column; write an empty field for a missing value, quote "
                 "fields that hold the separator)"
@@ -392,7 +437,7 @@ def _trec_lines(
     `extra_ok`: fields after the last expected one are ignored (trec_eval does so for runs).
     """
     if not path.exists():
-        msg = f"file not found: {path}"
+        msg = f"file not found: {_shown(path)}"
         raise InputError(msg)
     line = pl.col(_LINE)
     # Runs of blanks become one space, on the lines that have any (a tab, or 2+ spaces): most
@@ -465,7 +510,7 @@ def _line_checker(
                 else _not_a_number(content, fields, dict.fromkeys(numeric_fields))
             )
             msg = (
-                f"{what} {path}, line {lineno}: {rule}: {content!r} "
+                f"{what} {_shown(path)}, line {lineno}: {rule}: {content!r} "
                 f"({bad.height} malformed lines in all)"
             )
             raise InputError(msg)
@@ -517,15 +562,16 @@ def _first_tag(path: Path) -> str | None:
 
 def run_names(files: list[Path]) -> list[str]:
     """The ``system`` of each run file: its runid, or its path when runids are not unique."""
+    files = [readable(f) for f in files]  # (a named pipe is read once: its copy is read here)
     tags = [_first_tag(f) if f.exists() else None for f in files]
     if len(set(tags)) == len(tags) and None not in tags:
         return [str(t) for t in tags]
-    return [str(f) for f in files]
+    return [str(_shown(f)) for f in files]
 
 
 def _files(paths: str | Path | list[str | Path]) -> list[Path]:
     """One path or a list of them, as a list of paths."""
-    return [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    return [readable(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
 
 
 def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
@@ -558,7 +604,7 @@ def trec_kind(path: str | Path) -> str | None:
     """``"run"`` or ``"qrels"`` when the first line of `path` (gzip'd or not) that is not blank
     or a comment has the fields of a TREC run line (qid Q0 docno rank score tag) or a qrels
     line (qid iter docno rel); else None (a table, or not text)."""
-    path = Path(path)
+    path = readable(path)
     opener = _opener(path)
     try:
         with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
@@ -597,7 +643,7 @@ def is_trec(source: object, input_format: str, kind: str) -> bool:
         return False
     if input_format != "auto":
         return input_format == "trec"
-    path = Path(source)
+    path = readable(source)
     return (
         path.suffix.lower() not in TABLE_SUFFIXES
         and path.is_file()
@@ -620,7 +666,7 @@ def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     ``query`` and ``doc``. A malformed line (not 4 fields, a relevance that is not an
     integer) raises `InputError` naming the file, line number and content when collected.
     """
-    path = Path(path)
+    path = readable(path)
     lf = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64}, extra_ok=False)
     lf = lf.map_batches(
         _line_checker(path, QRELS_FIELDS, "qrels", extra_ok=False, numeric_fields=("label",)),

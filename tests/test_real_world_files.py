@@ -8,6 +8,7 @@ import gzip
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -231,11 +232,11 @@ def test_collect_names_a_missing_tmp_dir(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("engine", ["chunked", "partitioned"])
 def test_a_killed_run_s_spill_directory_goes_with_the_next_run(tmp_path: Path, engine: str) -> None:
-    from preval.engines.spill import SpillDirectory
+    from preval.spill import SpillDirectory
 
     # a process that made a spill directory and was killed before it could remove it
     code = (
-        "import os, sys; from preval.engines.spill import SpillDirectory; "
+        "import os, sys; from preval.spill import SpillDirectory; "
         f"d = SpillDirectory(prefix='preval-buckets-', dir={str(tmp_path)!r}); "
         "print(d.path, flush=True); os._exit(9)"
     )
@@ -285,3 +286,32 @@ def test_enough_address_space_evaluates() -> None:
     result = _limited(5 * 2**29, "evaluate", "fixtures/example.parquet", "--by", "system", "-q")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("system  NumQ")
+
+
+# --- named pipes ------------------------------------------------------------------------------
+
+
+def _fifo(path: Path, text: str) -> threading.Thread:
+    os.mkfifo(path)
+    writer = threading.Thread(target=path.write_text, args=(text,), daemon=True)
+    writer.start()
+    return writer
+
+
+def test_a_named_pipe_is_read_once_and_evaluated(capsys, tmp_path: Path) -> None:
+    # issue 32: a named pipe was refused as "file is empty" and never read
+    _fifo(tmp_path / "joined.csv", JOINED)
+    plain = tmp_path / "plain.csv"
+    plain.write_text(JOINED)
+    assert main(["evaluate", str(tmp_path / "joined.csv"), "-m", "AP", "-q"]) == 0
+    piped = capsys.readouterr().out
+    assert main(["evaluate", str(plain), "-m", "AP", "-q"]) == 0
+    assert piped == capsys.readouterr().out
+
+
+def test_trec_files_from_named_pipes(capsys, tmp_path: Path) -> None:
+    _fifo(tmp_path / "qrels", QRELS_TEXT)
+    _fifo(tmp_path / "run", RUN_TEXT)
+    args = ["trec", "-m", "runid", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    assert main(args) == 0
+    assert capsys.readouterr().out.split() == ["runid", "all", "r", "map", "all", "1.0000"]

@@ -56,11 +56,11 @@ from ..errors import InputError, PrevalError
 from ..options import Hints
 from ..planner import Plan, Recipe, build
 from ..ranking import QUERY, run_starts
+from ..spill import SpillDirectory
 from .checks import ascends, check_across_chunks, check_contiguous
 from .judgments import Judgments, read_judgments
 from .presort import permutation, rank_rows, runs_of_key
 from .reading import balanced, chunks_of, flag_sorted
-from .spill import SpillDirectory
 
 # Rows per chunk: from 1M to 4M rows per chunk run at the same speed; the smaller, the less
 # memory at peak.

@@ -30,10 +30,10 @@ import polars as pl
 
 from ..errors import InputError
 from ..planner import Plan
+from ..spill import SpillDirectory
 from .chunked import CHUNK_ROWS, WORKERS, collect_chunked
 from .judgments import Judgments, by_value, read_qrels
 from .reading import balanced, ranges
-from .spill import SpillDirectory
 
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
