@@ -25,7 +25,8 @@ EXPECTED_FORMS = frozenset(
 
 
 def build(spec: Spec, ranking: Ranking) -> pl.Expr:
-    """The aggregation expression of `spec`, as Float64, named by its canonical name."""
+    """The aggregation expression of `spec`, as Float64 (a count as Int64, `Spec.dtype`),
+    named by its canonical name."""
     name = spec.definition.name
     if spec.definition.diversity:
         msg = (
@@ -40,7 +41,7 @@ def build(spec: Spec, ranking: Ranking) -> pl.Expr:
             "bound any measure"
         )
         raise MeasureError(msg)
-    return spec.definition.build(ranking, spec).cast(pl.Float64).alias(spec.name)
+    return spec.definition.build(ranking, spec).cast(spec.dtype).alias(spec.name)
 
 
 # --------------------------------------------------------------------------------------------
