@@ -17,7 +17,7 @@ def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
     found = {}
     for name in schema.names():
         try:
-            found[name] = parse(name)
+            found[name] = parse(name, hint=False)
         except MeasureError:
             continue
     return found
