@@ -45,8 +45,10 @@ def evaluate(
         return count toward R. A `by` column that also exists in `qrels` is a property of
         the query (joined on); the others are systems, each evaluated against all judgments.
     form
-        ``"wide"``: one Float64 column per measure (counts Int64), named canonically;
-        ``"long"``: rows of (by..., query, measure, value).
+        ``"wide"``: one Float64 column per measure, named canonically, Int64 for the counts
+        (``NumQ``, ``NumRet``, ``NumRel``, ``NumRelRet``, ``NumNonrelJudgedRet``);
+        ``"long"``: rows of (by..., query, measure, value), ``value`` Float64 for every
+        measure, counts included (one column holds rates and counts alike).
 
     Returns
     -------

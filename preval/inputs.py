@@ -39,7 +39,7 @@ def read(
     needed = {**({"query": query} if query is not None else {}), "score": score,
               **{f"by ({b})": b for b in by}, **{f"count ({c})": c for c in counts},
               **({"label": label} if needs_label else {})}  # fmt: skip
-    validate.require_columns(schema, needed, what)
+    validate.require_columns(schema, needed, what, optional={"doc": doc})
     validate.require_numeric(schema, score, "score", what)
     if needs_label:
         validate.require_numeric(schema, label, "label", what)

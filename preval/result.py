@@ -10,6 +10,7 @@ import polars as pl
 
 from . import engines
 from .planner import Plan
+from .ranking import QUERY
 from .summary import summarize
 
 
@@ -30,8 +31,8 @@ class Result:
         return self._plan.measure_names
 
     def per_query(self, form: Literal["wide", "long"] = "wide") -> pl.LazyFrame:
-        """One row per (by..., query) evaluated, sorted; ``form="long"``: rows of (by...,
-        query, measure, value)."""
+        """One row per (by..., query) evaluated, sorted, counts Int64 and rates Float64;
+        ``form="long"``: rows of (by..., query, measure, value), ``value`` Float64."""
         return self._kept(self._plan.per_query(form))
 
     def audit(self) -> pl.LazyFrame:
@@ -42,7 +43,7 @@ class Result:
         """Means of rates and sums of counts per by-group (`preval.summarize`)."""
         keys = [self._plan.names[k] for k in self._plan.keys]
         measures = self._plan.per_query().drop(self._plan.string_names)
-        return self._kept(summarize(measures, by=keys, query=self._plan.names["query"]))
+        return self._kept(summarize(measures, by=keys, query=self._plan.names[QUERY]))
 
     def _kept(self, lf: pl.LazyFrame) -> pl.LazyFrame:
         if self._plan.keep is None:

@@ -60,7 +60,8 @@ def evaluate(
     """Evaluate a Spark DataFrame per query, inside Spark; return a lazy Spark DataFrame.
 
     The result has the columns of `preval.evaluate` on the same rows (by..., query, one
-    double per measure, canonical names) and the same values: each bucket of whole queries is
+    column per measure, canonical names: a long for a count, else a double) and the same
+    values: each bucket of whole queries is
     evaluated by `preval.evaluate` itself on a worker. Nothing is computed until the result
     is collected or written, except two small jobs on the driver when needed: the row count
     (for the default `num_buckets`) and, with `qrels` and a system column, the distinct
@@ -183,8 +184,9 @@ def summarize(
     Returns
     -------
     pyspark.sql.DataFrame
-        Sorted by `by`, all values doubles. Without keys, one row even for an empty input
-        (``NumQ`` 0, rates null, counts 0).
+        Sorted by `by`; ``NumQ`` and the other counts are longs (Int64), rates doubles, as
+        in `preval.summarize`. Without keys, one row even for an empty input (``NumQ`` 0,
+        rates null, counts 0).
     """
     from pyspark.sql import functions as F
 
@@ -201,20 +203,20 @@ def summarize(
         if missing:
             msg = f"per-query table: missing by column(s) {', '.join(missing)}"
             raise InputError(msg)
-    aggs = [F.count(F.lit(1)).cast("double").alias("NumQ")]
+    aggs = [F.count(F.lit(1)).cast("long").alias("NumQ")]
     for name, spec in specs.items():
         if spec.definition.name == "NumQ":
             continue
         col = F.col(_quote(name))
         if spec.summary == "sum":
-            agg = F.coalesce(F.sum(col), F.lit(0.0))  # Polars sums nothing to 0, Spark to null
+            agg = F.coalesce(F.sum(col), F.lit(0))  # Polars sums nothing to 0, Spark to null
         elif spec.summary == "gmean":
             # greatest() skips nulls in Spark; a null value must stay out of the mean
             floored = F.when(col.isNotNull(), F.greatest(col, F.lit(GMAP_FLOOR)))
             agg = F.exp(F.avg(F.log(floored)))
         else:
             agg = F.avg(col)
-        aggs.append(agg.cast("double").alias(name))
+        aggs.append(agg.cast("long" if spec.is_count else "double").alias(name))
     if not keys:
         return per_query.agg(*aggs)
     key_cols = [F.col(_quote(k)) for k in keys]

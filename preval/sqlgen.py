@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .errors import InputError, MeasureError
-from .measures import parse_all
+from .measures import Spec, parse_all
 from .options import Options, accepts
 
 DIALECTS = ("duckdb", "spark")
@@ -36,11 +36,11 @@ def sql(
 ) -> str:
     """SQL text that computes per-query measures, one row per (by..., query).
 
-    The result has the columns of `preval.evaluate` (by keys, query, one double per measure
-    under its canonical name) and, for the measures covered, its values on valid data:
-    ``AP`` and ``AP@K``, ``GMAP`` (per query: AP), ``RR`` and ``RR@K``, ``Rprec``, ``P@K``,
-    ``R@K``, ``nDCG`` and ``nDCG@K``, ``Success@K``, each with ``rel=``, and the counts
-    ``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``.
+    The result has the columns of `preval.evaluate` (by keys, query, one column per measure
+    under its canonical name: a BIGINT for a count, else a DOUBLE) and, for the measures
+    covered, its values on valid data: ``AP`` and ``AP@K``, ``GMAP`` (per query: AP), ``RR``
+    and ``RR@K``, ``Rprec``, ``P@K``, ``R@K``, ``nDCG`` and ``nDCG@K``, ``Success@K``, each
+    with ``rel=``, and the counts ``NumRet``, ``NumRel``, ``NumRelRet``, ``NumQ``.
 
     Parameters
     ----------
@@ -200,7 +200,7 @@ def sql(
             expr = f"SUM(CASE WHEN {hit} THEN 1 ELSE 0 END)"
         else:  # NumQ
             expr = "1"
-        columns.append((s.name, f"CAST({expr} AS DOUBLE)"))
+        columns.append((s.name, f"CAST({expr} AS {_sql_type(s)})"))
 
     group = ", ".join([*keys, "_q"])
     judged = "COUNT(_l) > 0" if qrels is None else "TRUE"
@@ -232,11 +232,11 @@ def sql(
         values = []
         for s, (n, _) in zip(specs, columns, strict=True):
             if s.definition.name == "NumRel":
-                values.append(f"CAST(_w._R{lv[s.level(relevance_level)]} AS DOUBLE) AS {q(n)}")
+                values.append(f"CAST(_w._R{lv[s.level(relevance_level)]} AS BIGINT) AS {q(n)}")
             elif s.definition.name == "NumQ":
-                values.append(f"CAST(1 AS DOUBLE) AS {q(n)}")
+                values.append(f"CAST(1 AS BIGINT) AS {q(n)}")
             else:
-                values.append(f"COALESCE(_pq.{q(n)}, CAST(0 AS DOUBLE)) AS {q(n)}")
+                values.append(f"COALESCE(_pq.{q(n)}, CAST(0 AS {_sql_type(s)})) AS {q(n)}")
         where = " WHERE _pq._nret > 0" if queries == "retrieved" else ""
         w_keys = [f"_w.{k} AS {q(b)}" for k, b in zip(keys, by_cols, strict=True)]
         final = (
@@ -245,3 +245,8 @@ def sql(
         )
     order_by = ", ".join(q(c) for c in [*by_cols, query])
     return "WITH " + ",\n".join(ctes) + f"\n{final}\nORDER BY {order_by}"
+
+
+def _sql_type(spec: Spec) -> str:
+    """The SQL type of a measure's column, as `Spec.dtype`: BIGINT for a count, else DOUBLE."""
+    return "BIGINT" if spec.is_count else "DOUBLE"

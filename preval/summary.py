@@ -17,7 +17,7 @@ def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
     found = {}
     for name in schema.names():
         try:
-            found[name] = parse(name)
+            found[name] = parse(name, hint=False)
         except MeasureError:
             continue
     return found
@@ -33,8 +33,9 @@ def summarize(
 
     ``NumQ`` (the number of queries) comes first, then every measure column: rates are
     averaged over queries (MAP, MRR ...), counts (``NumRet``, ``NumRel``, ``NumRelRet``,
-    ``NumQ``) are summed, and ``GMAP`` is exp(mean(log(max(AP, 1e-5)))) as trec_eval's
-    ``gm_map``.
+    ``NumNonrelJudgedRet``, ``NumQ``: `Spec.is_count`) are summed, and ``GMAP`` is
+    exp(mean(log(max(AP, 1e-5)))) as trec_eval's ``gm_map``. Counts are Int64 columns
+    (whatever their dtype in `per_query`), rates Float64.
 
     Parameters
     ----------
@@ -70,7 +71,7 @@ def summarize(
         if missing:
             msg = f"per-query table: missing by column(s) {', '.join(missing)}"
             raise InputError(msg)
-    aggs = [pl.len().cast(pl.Float64).alias("NumQ")]
+    aggs = [pl.len().cast(pl.Int64).alias("NumQ")]
     for name, spec in specs.items():
         if spec.definition.name == "NumQ":
             continue
@@ -81,7 +82,7 @@ def summarize(
             agg = _mean(col.clip(lower_bound=GMAP_FLOOR).log()).exp()
         else:
             agg = _mean(col)
-        aggs.append(agg.cast(pl.Float64).alias(name))
+        aggs.append(agg.cast(spec.dtype).alias(name))
     if query in schema:
         # the order of every mean's terms (`_mean`): by query, then by the other columns that
         # are not measures (a query of several systems in an overall row). Once, not in each
@@ -112,8 +113,17 @@ def _mean(values: pl.Expr) -> pl.Expr:
 
 def to_long(per_query: io.Source, index: Sequence[str]) -> pl.LazyFrame:
     """Wide per-query table (any dataframe or a path) -> (keys..., query, measure, value),
-    measures in column order."""
+    measures in column order.
+
+    ``value`` is Float64: one column holds every measure, rates and counts alike, so a count
+    (Int64 in the wide form) reads there as ``12.0``; cast the rows of a count back with
+    ``pl.col("value").cast(pl.Int64)`` where an integer is wanted.
+    """
     per_query = io.scan(per_query, what="per-query table")
-    return per_query.unpivot(index=list(index), variable_name="measure", value_name="value").sort(
-        list(index), maintain_order=True
+    schema = per_query.collect_schema()
+    values = [c for c in schema.names() if c not in index and schema[c].is_integer()]
+    return (
+        per_query.with_columns(pl.col(values).cast(pl.Float64))
+        .unpivot(index=list(index), variable_name="measure", value_name="value")
+        .sort(list(index), maintain_order=True)
     )

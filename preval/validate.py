@@ -10,6 +10,8 @@ plan runs. Nothing is collected here.
 
 from __future__ import annotations
 
+import difflib
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -28,13 +30,97 @@ CHECK_PREFIX = "_chk_"
 _EXAMPLE_DOC = f"{CHECK_PREFIX}doc"
 
 
-def require_columns(schema: pl.Schema, columns: dict[str, str], what: str) -> None:
-    """Raise `MissingColumnError` naming every role whose column is absent."""
-    missing = [f"{role} column {name!r}" for role, name in columns.items() if name not in schema]
-    if missing:
-        have = ", ".join(schema.names()) or "none"
-        msg = f"{what}: missing {', '.join(missing)} (columns present: {have})"
-        raise MissingColumnError(msg)
+def require_columns(
+    schema: pl.Schema,
+    columns: dict[str, str],
+    what: str,
+    optional: dict[str, str] | None = None,
+) -> None:
+    """Raise `MissingColumnError` naming every role whose column is absent, and which present
+    column each may be (`column_hints`): ``query='qid' (--query qid)``.
+
+    `columns`: role -> column (a role is ``query``, ``doc``, ``score``, ``label``,
+    ``subtopic``, ``by (name)`` or ``count (name)``); `optional`: roles whose column may be
+    absent (a joined table's doc), hinted at only when a required one is missing.
+    """
+    absent = {role: name for role, name in columns.items() if name not in schema}
+    if not absent:
+        return
+    missing = [f"{role} column {name!r}" for role, name in absent.items()]
+    have = ", ".join(schema.names()) or "none"
+    msg = f"{what}: missing {', '.join(missing)} (columns present: {have})"
+    optional = {r: n for r, n in (optional or {}).items() if r not in columns}
+    taken = {name for name in (*columns.values(), *optional.values()) if name in schema}
+    extra = {role: name for role, name in optional.items() if name not in schema}
+    hints = column_hints(schema, {**absent, **extra}, taken)
+    needed = [hint for role, hint in hints.items() if role in absent]
+    if needed:
+        which = "column holds it" if len(absent) == 1 else "columns hold them"
+        msg += f"; say which {which}: {', '.join(needed)}"
+        also = [hint for role, hint in hints.items() if role in extra]
+        if also:
+            msg += f"; and the {'/'.join(extra)} ids: {', '.join(also)}"
+    raise MissingColumnError(msg)
+
+
+# Names that a column of each role often has (compared with case, spaces and dashes ignored)
+SYNONYMS = {
+    "query": ("query", "qid", "query_id", "queryid", "topic", "topic_id", "topicid", "qno",
+              "query_no", "q_id"),
+    "doc": ("doc", "docid", "doc_id", "pid", "docno", "doc_no", "item", "item_id", "itemid",
+            "passage_id", "document", "document_id", "did", "corpus_id"),
+    "score": ("score", "pred", "prediction", "predictions", "sim", "similarity", "rank_score",
+              "relevance_score", "y_pred", "y_score", "logit", "prob", "probability"),
+    "label": ("label", "rel", "relevance", "y", "target", "grade", "judgment", "judgement",
+              "qrel", "y_true", "gold", "relevant"),
+    "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id", "aspect", "facet"),
+}  # fmt: skip
+# how close (difflib's ratio) a name must be to a role's name or synonym to be hinted at
+_CLOSE = 0.75
+
+
+def column_hints(schema: pl.Schema, roles: dict[str, str], taken: set[str]) -> dict[str, str]:
+    """For each of `roles` (role -> the column asked for, absent), the present column that
+    most likely holds it, as the keyword and flag that name it: ``query='qid' (--query qid)``.
+
+    A column is a candidate for a role when no other role takes it (`taken`) and its dtype
+    fits (numbers for score and label, no floats for ids); it matches a role by its name: one
+    of the role's `SYNONYMS`, or close to one or to the name asked for. Each column goes to
+    one role, best matches first; roles without a likely column get none.
+    """
+    matches = []
+    for order, (role, asked) in enumerate(roles.items()):
+        kind = role.split(" ", 1)[0]
+        if kind == "count":  # num_positives or num_negatives: which, the role does not say
+            continue
+        names = [_norm(asked), *map(_norm, SYNONYMS.get(kind, ()))]
+        for position, column in enumerate(schema.names()):
+            if column in taken or not _fits(kind, schema[column]):
+                continue
+            text = _norm(column)
+            closeness = max(difflib.SequenceMatcher(None, text, n).ratio() for n in names)
+            if text in names:
+                closeness = 2.0 if text == names[0] else 1.5  # the name asked for, other case
+            if closeness >= _CLOSE:
+                matches.append((-closeness, order, position, role, kind, column))
+    hints: dict[str, str] = {}
+    used: set[str] = set()
+    for *_, role, kind, column in sorted(matches):
+        if role not in hints and column not in used:
+            hints[role] = f"{kind}={column!r} (--{kind} {shlex.quote(column)})"
+            used.add(column)
+    return {role: hints[role] for role in roles if role in hints}
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _fits(kind: str, dtype: pl.DataType) -> bool:
+    """Whether a column of `dtype` can play the role `kind` (`require_numeric`, `require_key`)."""
+    if kind in ("score", "label"):
+        return dtype.is_numeric() or dtype == pl.Boolean
+    return not (dtype.is_nested() or dtype.is_float())
 
 
 def require_numeric(schema: pl.Schema, name: str, role: str, what: str) -> None:

@@ -176,6 +176,11 @@ def test_summary_is_sparks_aggregation_equal_to_summarize(spark) -> None:
         got = pl.from_arrow(pspark.summarize(per_query, by=by).toArrow())
         want = preval.summarize(local, by=by).collect()
         assert got.columns == want.columns and got.height == want.height
+        # counts are longs (Int64) in both, rates doubles
+        assert got.schema == want.schema
+        counts = ["NumQ", "NumRet", "NumRel", "NumRelRet"]
+        assert [got.schema[c] for c in counts] == [pl.Int64] * 4
+        assert got.schema["AP"] == got.schema["GMAP"] == pl.Float64
         for name in want.columns:
             if want[name].dtype == pl.String:
                 assert got[name].to_list() == want[name].to_list()
@@ -214,6 +219,8 @@ def test_empty_input_gives_an_empty_table_and_a_zero_summary(spark) -> None:
     empty = to_spark(spark, JOINED.head(0))
     per_query = pspark.evaluate(empty, ["AP", "NumRet"], by="system")
     assert per_query.columns == ["system", "query", "AP", "NumRet"]
+    dtypes = dict(per_query.dtypes)
+    assert dtypes["NumRet"] == "bigint" and dtypes["AP"] == "double"
     assert per_query.count() == 0
     overall = pspark.summarize(per_query, by=[]).collect()
     want = preval.summarize(preval.evaluate(JOINED.head(0), ["AP", "NumRet"], by="system"),

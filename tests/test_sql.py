@@ -41,6 +41,8 @@ def assert_close(got: pl.DataFrame, want: pl.DataFrame) -> None:
     measures = preval.summary.measure_columns(want.schema)
     for name in want.columns:
         if name in measures:
+            # counts BIGINT (Int64) as in preval.evaluate, rates DOUBLE (Float64)
+            assert got[name].dtype == want[name].dtype, (name, got[name].dtype)
             diff = (got[name].cast(pl.Float64) - want[name]).abs().max()
             assert diff is not None and diff <= 1e-12, (name, diff)
         else:

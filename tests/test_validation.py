@@ -482,14 +482,15 @@ def test_empty_measure_list() -> None:
 # ---------------------------------------------------------------------------------------------
 
 MEASURES = ["AP", "P@5", "NumRet"]
-FLOAT_SCHEMA = {m: pl.Float64 for m in MEASURES}
+# rates Float64, counts Int64, even with no row
+SCHEMA = {"AP": pl.Float64, "P@5": pl.Float64, "NumRet": pl.Int64}
 
 
 def test_empty_joined_table() -> None:
     per_query = preval.evaluate(joined().clear(), MEASURES)
     out = per_query.collect()
     assert out.height == 0
-    assert dict(out.schema) == {"query": pl.String, **FLOAT_SCHEMA}
+    assert dict(out.schema) == {"query": pl.String, **SCHEMA}
     summary = preval.summarize(per_query).collect()
     assert summary.height == 1
     assert summary["NumQ"].to_list() == [0.0]
@@ -500,14 +501,14 @@ def test_empty_joined_table_by_system() -> None:
     df = joined().with_columns(system=pl.lit("s1")).clear()
     out = preval.evaluate(df, MEASURES, by="system").collect()
     assert out.height == 0
-    assert dict(out.schema) == {"system": pl.String, "query": pl.String, **FLOAT_SCHEMA}
+    assert dict(out.schema) == {"system": pl.String, "query": pl.String, **SCHEMA}
 
 
 def test_empty_run_and_empty_qrels() -> None:
     per_query = preval.evaluate(run().clear(), MEASURES, qrels=qrels().clear())
     out = per_query.collect()
     assert out.height == 0
-    assert dict(out.schema) == {"query": pl.String, **FLOAT_SCHEMA}
+    assert dict(out.schema) == {"query": pl.String, **SCHEMA}
     assert preval.summarize(per_query).collect()["NumQ"].to_list() == [0.0]
 
 
@@ -520,7 +521,7 @@ def test_empty_run_with_qrels(kw: dict) -> None:
     out = per_query.collect()
     assert out.height == 0
     keys = {"system": pl.String} if "by" in kw else {}
-    assert dict(out.schema) == {**keys, "query": pl.String, **FLOAT_SCHEMA}
+    assert dict(out.schema) == {**keys, "query": pl.String, **SCHEMA}
     if "by" not in kw:
         assert preval.summarize(per_query).collect()["NumQ"].to_list() == [0.0]
 
@@ -540,7 +541,7 @@ def test_empty_csv_header_only(tmp_path: Path) -> None:
     path.write_text("query,doc,score,label\n")
     out = preval.evaluate(path, MEASURES).collect()
     assert out.height == 0
-    assert dict(out.schema) == {"query": pl.String, **FLOAT_SCHEMA}
+    assert dict(out.schema) == {"query": pl.String, **SCHEMA}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ from .grammar import (
     ideal_keys,
     parse,
     parse_all,
+    suggest,
 )
 from .pairs import compat, pair_accuracy
 from .precision_recall import (
@@ -143,5 +144,5 @@ __all__ = [
     "precision_ia", "r_ndcg", "r_precision", "rank_biased_precision", "rbp_residual",
     "reads_judged_rows", "recall", "reciprocal_rank", "require_subtopic", "scaled_dcg",
     "set_ap", "set_f", "set_precision", "set_recall", "set_relative_precision", "specificity",
-    "subtopic_recall", "success", "table", "tie_at_cutoff", "utility",
+    "subtopic_recall", "success", "suggest", "table", "tie_at_cutoff", "utility",
 ]  # fmt: skip

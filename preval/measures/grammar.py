@@ -5,6 +5,7 @@ aggregation expression of a spec (`build`).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -25,7 +26,8 @@ EXPECTED_FORMS = frozenset(
 
 
 def build(spec: Spec, ranking: Ranking) -> pl.Expr:
-    """The aggregation expression of `spec`, as Float64, named by its canonical name."""
+    """The aggregation expression of `spec`, as Float64 (a count as Int64, `Spec.dtype`),
+    named by its canonical name."""
     name = spec.definition.name
     if spec.definition.diversity:
         msg = (
@@ -40,7 +42,7 @@ def build(spec: Spec, ranking: Ranking) -> pl.Expr:
             "bound any measure"
         )
         raise MeasureError(msg)
-    return spec.definition.build(ranking, spec).cast(pl.Float64).alias(spec.name)
+    return spec.definition.build(ranking, spec).cast(spec.dtype).alias(spec.name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -57,8 +59,12 @@ _TREC = re.compile(
 )
 
 
-def parse(text: str) -> Spec:
-    """Parse one measure request into a `Spec`, or raise `MeasureError` saying what is wrong."""
+def parse(text: str, *, hint: bool = True) -> Spec:
+    """Parse one measure request into a `Spec`, or raise `MeasureError` saying what is wrong.
+
+    `hint`: the error about an unknown or unparsable request names the closest requests that
+    parse (`suggest`); False where a failure is no mistake (is this column a measure?).
+    """
     raw = text.strip()
     ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
     if ranx_rbp:
@@ -70,12 +76,13 @@ def parse(text: str) -> Spec:
     if not m:
         msg = (
             f"cannot parse measure {text!r}: expected NAME[(param=value,...)][@cutoff], "
-            "e.g. AP, P@10, P(rel=2)@10, F(beta=0.5)@10"
+            f"e.g. AP, P@10, P(rel=2)@10, F(beta=0.5)@10{_did_you_mean(text) if hint else ''}"
         )
         raise MeasureError(msg)
     key = _ALIASES.get(m["name"].lower())
     if key is None:
-        msg = f"unknown measure {m['name']!r} in {text!r}; known: {', '.join(CATALOGUE)}"
+        meant = _did_you_mean(text).lstrip(";") if hint else ""
+        msg = f"unknown measure {m['name']!r} in {text!r};{meant} known: {', '.join(CATALOGUE)}"
         raise MeasureError(msg)
     definition = CATALOGUE[key]
     preset = _PRESETS.get(m["name"].lower(), ())
@@ -96,6 +103,71 @@ def parse(text: str) -> Spec:
         raise MeasureError(msg) from exc
     ideal_keys(spec)  # raises now, not in the plan, when gains= and dcg= are both given
     return spec
+
+
+# the cutoff fused into the name: nDCG10, P10, map_cut10, Ndcg_10, nDCG(rel=2)10, IPrec0.5
+_FUSED = re.compile(r"(?P<head>.*?[^0-9._@])[._]?(?P<cutoff>[0-9]+(?:\.[0-9]+)?)")
+
+
+def suggest(text: str, n: int = 3) -> list[str]:
+    """The canonical spellings of up to `n` requests close to `text` that parse, closest first.
+
+    A cutoff written without its ``@`` (``nDCG10``, ``P10``, ``map_cut10``: the commonest
+    slip) gives the one request meant. Otherwise the names and aliases closest to the name
+    (difflib, case ignored), tried without the digits it ends with (as a cutoff) and as
+    written, with the request's parameters and cutoff; when none of those parses, the closest
+    measures' names.
+    """
+    raw = text.strip()
+    fused = _FUSED.fullmatch(raw)
+    if fused:
+        head, cutoff = fused["head"], fused["cutoff"]
+        found = _parsed([f"{head}@{cutoff}", f"{head}_{cutoff}"])
+        if found:
+            return found[:n]
+    m = _GRAMMAR.match(raw)
+    if m is None:
+        return []
+    name, rest = m["name"], raw[m.end("name") :]
+    bases = [(name, rest)]
+    digits = re.fullmatch(r"(?P<base>.*?[^0-9._])[._]?(?P<cutoff>[0-9]+)", name)
+    if digits and m["cutoff"] is None:
+        bases.insert(0, (digits["base"], f"{rest}@{digits['cutoff']}"))
+    aliases = list(_ALIASES)
+    names: list[str] = []
+    for base, tail in bases:
+        word = base.lower()
+        if word in _ALIASES:  # Rprec10, NumRet10: that measure, which takes no cutoff
+            return [CATALOGUE[_ALIASES[word]].name]
+        close = difflib.get_close_matches(word, aliases, n=10, cutoff=0.6)
+        # a name that the request begins (prec: precision) or extends (mapp: map) first
+        close.sort(key=lambda alias: not (alias.startswith(word) or word.startswith(alias)))
+        found = _parsed(alias + tail for alias in close)
+        if found:
+            return found[:n]
+        names.extend(CATALOGUE[_ALIASES[alias]].name for alias in close)
+    # the request is wrong in another way too (a cutoff the measure does not take ...)
+    return list(dict.fromkeys(names))[:n]
+
+
+def _parsed(requests: Iterable[str]) -> list[str]:
+    """The canonical names of the `requests` that parse, each once, in order."""
+    out: dict[str, None] = {}
+    for request in requests:
+        try:
+            out[parse(request, hint=False).name] = None
+        except MeasureError:
+            continue
+    return list(out)
+
+
+def _did_you_mean(text: str) -> str:
+    """``; did you mean 'nDCG@10'?`` (or nothing), to end an error message about `text`."""
+    close = [repr(s) for s in suggest(text)]
+    if not close:
+        return ""
+    listed = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    return f"; did you mean {listed}?"
 
 
 def ideal_keys(spec: Spec) -> list[Any]:

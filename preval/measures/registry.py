@@ -114,6 +114,13 @@ class Definition:
     # rank, the highest grade): a plan with separate qrels joins them in first (`judged_rows`)
     judged_rows: bool | Callable[[Spec], bool] = False
 
+    @property
+    def is_count(self) -> bool:
+        """A count of documents or queries (NumRet, NumRel, NumQ ...): the measures summed in a
+        summary. Their columns are Int64, per query and in summaries; every other measure's
+        are Float64 (`Hits`, a count per query that a summary averages, is a rate there)."""
+        return self.summary == "sum"
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -145,6 +152,16 @@ class Spec:
     @property
     def summary(self) -> Summary:
         return self.definition.summary
+
+    @property
+    def is_count(self) -> bool:
+        """A count (`Definition.is_count`): an Int64 column, per query and in summaries."""
+        return self.definition.is_count
+
+    @property
+    def dtype(self) -> type[pl.DataType]:
+        """The dtype of the measure's column: Int64 for a count, else Float64."""
+        return pl.Int64 if self.is_count else pl.Float64
 
 
 def reads_judged_rows(s: Spec) -> bool:
