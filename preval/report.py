@@ -195,6 +195,9 @@ class Outputs:
         self._staged.append((tmp, path))
         data = counts_as_integers(data)
         try:
+            # made here, exclusively: a file or link that appeared under its name is refused,
+            # not written through (the writers below open the name again, ours by then)
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
             if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
                 _sink(data, tmp, fmt)
             else:

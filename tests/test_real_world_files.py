@@ -315,3 +315,16 @@ def test_trec_files_from_named_pipes(capsys, tmp_path: Path) -> None:
     args = ["trec", "-m", "runid", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]
     assert main(args) == 0
     assert capsys.readouterr().out.split() == ["runid", "all", "r", "map", "all", "1.0000"]
+
+
+def test_an_output_s_temporary_file_is_made_exclusively(tmp_path: Path, monkeypatch) -> None:
+    from preval import report
+
+    target = tmp_path / "out.csv"
+    trap = tmp_path / "elsewhere"
+    name = str(tmp_path / ".out.csv.0000000000000000.tmp")
+    os.symlink(trap, name)  # a link waiting under the temporary file's name
+    monkeypatch.setattr(report, "hidden_beside", lambda path, suffix: name)
+    with pytest.raises(preval.InputError, match="cannot write"):
+        report.write(pl.DataFrame({"a": [1]}), target)
+    assert not trap.exists() and not target.exists()
