@@ -20,17 +20,19 @@ from common import arguments, report
 
 
 def measure_sql(name: str) -> str:
-    """The per-query expression of one measure over the ranked rows of `ranked`."""
+    """The per-query expression of one measure over the rows of `ranked` (one query's rows in
+    a GROUP BY: `pos` the rank, `tp` the relevant documents down to it, `R` the query's)."""
+    hit = "rel = 1 AND ret"
     if name == "AP":
-        return "coalesce(sum(tp / rank) FILTER (WHERE rel = 1) / nullif(max(R), 0), 0)"
+        return f"coalesce(sum(tp / pos) FILTER (WHERE {hit}) / nullif(max(R), 0), 0)"
     if name == "RR":
-        return "coalesce(max(1.0 / rank) FILTER (WHERE rel = 1), 0)"
+        return f"coalesce(max(1.0 / pos) FILTER (WHERE {hit}), 0)"
     if name == "Rprec":
-        return "coalesce(count(*) FILTER (WHERE rel = 1 AND rank <= R) / nullif(max(R), 0), 0)"
+        return f"coalesce(count(*) FILTER (WHERE {hit} AND pos <= R) / nullif(max(R), 0), 0)"
     cutoff = re.fullmatch(r"([PR])@(\d+)", name)
     if cutoff:
         kind, k = cutoff.group(1), int(cutoff.group(2))
-        hits = f"count(*) FILTER (WHERE rel = 1 AND rank <= {k})"
+        hits = f"count(*) FILTER (WHERE {hit} AND pos <= {k})"
         if kind == "P":
             return f"{hits} / {k}"
         return f"coalesce({hits} / nullif(max(R), 0), 0)"
@@ -39,6 +41,10 @@ def measure_sql(name: str) -> str:
 
 
 def query_sql(path: str, measures: list[str]) -> str:
+    """One sort per query, as a careful user writes it: a single ordered window gives both the
+    rank and the running count of relevant documents (unretrieved rows sort last, so a
+    retrieved row's position is its rank), R is the same partition's sum, and one GROUP BY
+    computes every measure; judged queries that retrieved nothing are in it with 0s."""
     per_query = ",\n    ".join(f'{measure_sql(m)} AS "{m}"' for m in measures)
     means = ", ".join(f'avg("{m}") AS "{m}"' for m in measures)
     return f"""
@@ -46,24 +52,18 @@ WITH rows AS (
   SELECT query, doc, score, label, (coalesce(label, 0) >= 1)::INTEGER AS rel
   FROM read_parquet('{path}')
 ), ranked AS (
-  SELECT query, rel,
-    CASE WHEN score IS NOT NULL THEN row_number() OVER (
-      PARTITION BY query, score IS NULL ORDER BY CAST(score AS FLOAT) DESC, doc DESC) END AS rank,
-    sum(rel) OVER (PARTITION BY query) AS R,
-    max(label) OVER (PARTITION BY query) IS NOT NULL AS judged
+  SELECT query, rel, label, score IS NOT NULL AS ret,
+    row_number() OVER w AS pos,
+    sum(rel) OVER w AS tp,
+    sum(rel) OVER (PARTITION BY query) AS R
   FROM rows
-), hits AS (
-  SELECT *, sum(rel) OVER (PARTITION BY query ORDER BY rank
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS tp
-  FROM ranked WHERE rank IS NOT NULL AND judged
+  WINDOW w AS (PARTITION BY query ORDER BY CAST(score AS FLOAT) DESC NULLS LAST, doc DESC
+               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ), per_query AS (
   SELECT query,
     {per_query}
-  FROM hits GROUP BY query
-  UNION ALL
-  -- judged queries with nothing retrieved score 0 on every measure
-  SELECT query, {", ".join("0" for _ in measures)}
-  FROM ranked GROUP BY query HAVING bool_or(judged) AND count(rank) = 0
+  FROM ranked GROUP BY query
+  HAVING bool_or(label IS NOT NULL)
 )
 SELECT {means} FROM per_query
 """
