@@ -113,3 +113,16 @@ def test_the_docs_table_is_generated_from_the_options() -> None:
     page = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
     table = re.search(r"<!-- options:begin -->\n(.*?)\n<!-- options:end -->", page, re.S)
     assert table and table.group(1) == options.markdown_table()
+
+
+@pytest.mark.parametrize("engine", ["in-memory", "chunked", "partitioned"])
+def test_a_result_reads_like_the_lazy_functions(engine: str) -> None:
+    path = ROOT / "fixtures" / "example.parquet"
+    kw = {"by": "system", "relevance_level": 2}
+    # no name kept for the Result: its frames keep the engine's spill folder alive themselves
+    per_query = preval.collect(preval.plan(path, ["AP", "NumRet"], **kw), engine=engine)
+    per_query = per_query.per_query().collect()
+    assert per_query.equals(preval.evaluate(path, ["AP", "NumRet"], **kw).collect())
+    result = preval.collect(preval.plan(path, ["AP", "NumRet"], **kw), engine=engine)
+    assert result.summary().collect().equals(preval.summarize(per_query, by="system").collect())
+    assert result.audit().collect().equals(preval.audit(path, **kw).collect())
