@@ -432,13 +432,73 @@ QRELS_FIELDS = ("query", "iter", "doc", "label")
 def _trec_lines(
     path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataType], *, extra_ok: bool
 ):
-    """Parse a TREC file lazily: its fields, the line number, and a malformed-line flag.
+    """Parse a TREC file lazily: its fields, a row number, and a malformed-line flag; and
+    whether the row number is the line's (else it counts the lines that are not comments).
 
     `extra_ok`: fields after the last expected one are ignored (trec_eval does so for runs).
     """
     if not path.exists():
         msg = f"file not found: {_shown(path)}"
         raise InputError(msg)
+    names = [f"field_{i}" for i in range(len(fields) + 1)]
+    by_line = not _single_spaced(path)
+    lf = _trec_fields_split(path, fields) if by_line else _trec_fields_read_as_csv(path, names)
+    lf = lf.rename(dict(zip(names[: len(fields)], fields, strict=True)))
+    parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
+    wrong_count = pl.col(fields[-1]).is_null()
+    if not extra_ok:
+        wrong_count = wrong_count | pl.col(names[-1]).is_not_null()
+    # NaN parses as a float: evaluate's NaN rule reports it with its query and doc
+    unparsable = pl.any_horizontal(
+        [pl.col(n).is_not_null() & e.is_null() for n, e in parsed.items()]
+    )
+    lf = lf.with_columns(
+        *[e.alias(n) for n, e in parsed.items()], (wrong_count | unparsable).alias(_BAD)
+    ).drop(names[-1])
+    return lf, by_line
+
+
+# bytes that make a TREC file need the general split: a tab, a carriage return, two spaces in a
+# row, a space at the start or end of a line, a blank line
+_AWKWARD = (b"\t", b"\r", b"  ", b"\n ", b" \n", b"\n\n")
+
+
+def _single_spaced(path: Path) -> bool:
+    """Whether every line of the plain (not gzip'd) TREC file `path` has its fields separated
+    by exactly one space, with none before or after, and no blank line: Polars' CSV reader
+    then splits it as trec_eval does, at its own speed. One pass over the bytes; the first
+    awkward byte ends it."""
+    if _opener(path) is not open:
+        return False
+    block = 1 << 24
+    with path.open("rb") as fh:
+        head = fh.read(3)
+        if not head or head[:1] in (b" ", b"\n") or head == b"\xef\xbb\xbf":
+            return False
+        fh.seek(0)
+        tail = b""
+        while chunk := fh.read(block):
+            text = tail + chunk
+            if any(pattern in text for pattern in _AWKWARD):
+                return False
+            tail = chunk[-1:]
+    return True
+
+
+def _trec_fields_read_as_csv(path: Path, names: list[str]) -> pl.LazyFrame:
+    """The fields of a single-spaced TREC file (`_single_spaced`), by Polars' CSV reader: one
+    column per name, the last one non-null on a line with too many fields; the line number of
+    every row (comment lines are counted apart: see `_line_number`)."""
+    return pl.scan_csv(
+        path, has_header=False, separator=" ", quote_char=None, comment_prefix="#",
+        schema=dict.fromkeys(names, pl.String), truncate_ragged_lines=True,
+        missing_columns="insert", extra_columns="ignore",
+        row_index_name=_NO, row_index_offset=1, glob=False,
+    ).select(_NO, *names)  # fmt: skip
+
+
+def _trec_fields_split(path: Path, fields: tuple[str, ...]) -> pl.LazyFrame:
+    """The fields of any TREC file, split on runs of spaces and tabs (trec_eval's rule)."""
     line = pl.col(_LINE)
     # Runs of blanks become one space, on the lines that have any (a tab, or 2+ spaces): most
     # files use single spaces, so a literal test goes first and the regex runs only where it
@@ -453,26 +513,13 @@ def _trec_lines(
     stripped = line.str.strip_chars()
     if _starts_with_bom(path):  # (Windows editors write one): no part of the first query id
         stripped = stripped.str.strip_chars_start("\ufeff")
-    lf = (
+    return (
         pl.scan_lines(path, name=_LINE, row_index_name=_NO, row_index_offset=1, glob=False)
         .with_columns(stripped)  # once, for the filter and the split
         .filter(line.str.len_bytes() > 0, ~line.str.starts_with("#"))
         .select(_NO, parts.alias("_parts"))
         .unnest("_parts")
     )
-    names = [f"field_{i}" for i in range(len(fields) + 1)]
-    lf = lf.rename(dict(zip(names[: len(fields)], fields, strict=True)))
-    parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
-    wrong_count = pl.col(fields[-1]).is_null()
-    if not extra_ok:
-        wrong_count = wrong_count | pl.col(names[-1]).is_not_null()
-    # NaN parses as a float: evaluate's NaN rule reports it with its query and doc
-    unparsable = pl.any_horizontal(
-        [pl.col(n).is_not_null() & e.is_null() for n, e in parsed.items()]
-    )
-    return lf.with_columns(
-        *[e.alias(n) for n, e in parsed.items()], (wrong_count | unparsable).alias(_BAD)
-    ).drop(names[-1])
 
 
 def _not_a_number(content: str, fields: tuple[str, ...], numeric: dict[str, None]) -> str:
@@ -495,13 +542,16 @@ def _line_checker(
     *,
     extra_ok: bool,
     numeric_fields: tuple[str, ...] = (),
+    by_line: bool = True,
 ):
-    """A map_batches function: raise on the first malformed line, naming file, line, content."""
+    """A map_batches function: raise on the first malformed line, naming file, line, content.
+    `by_line`: the frame's row numbers are line numbers (else rows of lines not comments)."""
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
         bad = df.filter(pl.col(_BAD))
         if bad.height:
-            lineno = bad[_NO].min()
+            row = bad[_NO].min()
+            lineno = row if by_line else _line_of_row(path, row)
             content = _read_line(path, lineno)
             n_fields = len(content.split())
             rule = (
@@ -535,6 +585,17 @@ def _starts_with_bom(path: Path) -> bool:
             return fh.read(3) == b"\xef\xbb\xbf"
     except OSError:  # not gzip after all, say: the read reports it, with the file's name
         return False
+
+
+def _line_of_row(path: Path, row: int) -> int:
+    """The line number of the `row`-th line that is not a comment (1-based, both)."""
+    with _opener(path)(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
+        seen = 0
+        for lineno, line in enumerate(fh, start=1):
+            seen += not line.startswith("#")
+            if seen == row:
+                return lineno
+    return row
 
 
 def _read_line(path: Path, lineno: int) -> str:
@@ -589,10 +650,12 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
         raise InputError(msg)
     frames = []
     for path, system in zip(files, run_names(files), strict=True):
-        lf = _trec_lines(path, RUN_FIELDS, {"score": pl.Float64}, extra_ok=True)
+        lf, by_line = _trec_lines(path, RUN_FIELDS, {"score": pl.Float64}, extra_ok=True)
         schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
         lf = lf.map_batches(
-            _line_checker(path, RUN_FIELDS, "run", extra_ok=True, numeric_fields=("score",)),
+            _line_checker(
+                path, RUN_FIELDS, "run", extra_ok=True, numeric_fields=("score",), by_line=by_line
+            ),
             schema={**schema_of(lf, drop=(_NO, _BAD))},
             streamable=True,
         )
@@ -667,9 +730,11 @@ def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     integer) raises `InputError` naming the file, line number and content when collected.
     """
     path = readable(path)
-    lf = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64}, extra_ok=False)
+    lf, by_line = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64}, extra_ok=False)
     lf = lf.map_batches(
-        _line_checker(path, QRELS_FIELDS, "qrels", extra_ok=False, numeric_fields=("label",)),
+        _line_checker(
+            path, QRELS_FIELDS, "qrels", extra_ok=False, numeric_fields=("label",), by_line=by_line
+        ),
         schema=schema_of(lf, drop=(_NO, _BAD)),
         streamable=True,
     )

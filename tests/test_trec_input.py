@@ -653,3 +653,51 @@ def test_several_runs_prefix_every_line_with_the_run_name(
     expected += [f"runB\t{line}" for line in only_b.splitlines()]
     assert both.splitlines() == expected
     assert all(len(line.split("\t")) == 3 for line in only_a.splitlines())
+
+
+# --- the two readers of TREC text: Polars' CSV reader on single-spaced files, the split ------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q1 Q0 d1 1 0.9 run\nq1 Q0 d2 2 0.8 run\nq2 Q0 d1 1 -3 run\n",
+        "# a comment\nq1 Q0 d1 1 0.9 run extra fields\n#\nq1 Q0 d2 2 nan run\n",
+        "q1 Q0 d1 1 0.9 run\n# note\nq1 Q0 d2 2 0.8\n",  # a short line after a comment
+        "q1 Q0 d1 1 abc run\n",
+        "q1 Q0 d#1 1 1e-3 run\nq#2 Q0 d1 1 5 run",  # no final newline; '#' inside ids
+    ],
+)
+def test_single_spaced_runs_read_as_the_split_reads_them(text: str, tmp_path, monkeypatch) -> None:
+    from preval import io
+
+    path = tmp_path / "run.txt"
+    path.write_text(text)
+    assert io._single_spaced(path)
+
+    def read() -> object:
+        try:
+            return io.scan_run(path).collect()
+        except preval.InputError as exc:
+            return str(exc)
+
+    fast = read()
+    monkeypatch.setattr(io, "_single_spaced", lambda _path: False)
+    split = read()
+    if isinstance(fast, str):
+        assert fast == split
+    else:
+        assert fast.equals(split)
+
+
+@pytest.mark.parametrize(
+    "text", ["q1\tQ0 d1 1 1 r\n", "q1  Q0 d1 1 1 r\n", " q1 Q0 d1 1 1 r\n", "q1 Q0 d1 1 1 r \n",
+             "q1 Q0 d1 1 1 r\r\n", "q1 Q0 d1 1 1 r\n\nq1 Q0 d2 2 0 r\n", "\ufeffq1 Q0 d1 1 1 r\n"],
+)  # fmt: skip
+def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
+    from preval import io
+
+    path = tmp_path / "run.txt"
+    path.write_text(text, newline="")
+    assert not io._single_spaced(path)
+    assert io.scan_run(path).collect()["doc"][0] == "d1"
