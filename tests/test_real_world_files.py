@@ -328,3 +328,17 @@ def test_an_output_s_temporary_file_is_made_exclusively(tmp_path: Path, monkeypa
     with pytest.raises(preval.InputError, match="cannot write"):
         report.write(pl.DataFrame({"a": [1]}), target)
     assert not trap.exists() and not target.exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_data_rule_names_the_file(capsys, tmp_path: Path, engine: str) -> None:
+    # issue 32: a -inf label was refused as "input: ..." without the file name
+    data = tmp_path / "inf.csv"
+    data.write_text(JOINED.replace("q2,d3,0.7,2", "q2,d3,0.7,-inf"))
+    one_line_error(capsys, ["evaluate", data, "--engine", engine, "-m", "nDCG@10"],
+                   f"input {data}: column 'label'", "infinite")  # fmt: skip
+    run, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run.write_text("query,doc,score\nq1,d1,0.9\n")
+    qrels.write_text("query,doc,label\nq1,d1,1\nq1,d1,0\n")
+    one_line_error(capsys, ["evaluate", run, "--qrels", qrels, "--engine", engine],
+                   f"qrels {qrels}: ", "repeat")  # fmt: skip

@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from .. import io
-from ..errors import InputError
+from ..errors import InputError, PrevalError
 from ..planner import Plan
 from ..ranking import run_starts
 from .checks import NotGroupedError
@@ -88,6 +88,13 @@ def collect(
         memory_limit = min(DEFAULT_MEMORY_LIMIT, max(2**28, space - MIN_ADDRESS_SPACE))
     try:
         return _collect(plan, engine, progress, memory_limit, tmp_dir, input_bytes)
+    except PrevalError as exc:
+        # a data rule found mid-run says "input: ..." or "qrels: ...": which file, it can say
+        for role, path in plan.sources:
+            text = str(exc)
+            if text.startswith(f"{role}: "):
+                exc.args = (f"{role} {path}: {text[len(role) + 2 :]}",)
+        raise
     except pl.exceptions.PolarsError as exc:
         # a malformed CSV is found by the reader mid-run, with no file name: said as the CLI
         # says it, with the file and line

@@ -105,6 +105,8 @@ class Plan:
     # the files the plan reads (input, qrels): a reader's error mid-run names one of them and
     # its line (`io.explain`)
     paths: tuple[str | Path, ...] = ()
+    # (role, path) of the inputs given as paths: a data rule's message names the file
+    sources: tuple[tuple[str, str], ...] = ()
     # counts the source's rows, or bounds them from above, without reading it (a TREC run's
     # lines, `io.count_lines`): an engine that sizes its work first needs no pass to count
     count_rows: Callable[[], int] | None = None
@@ -262,7 +264,9 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         table = stage.joined_table(run_lf, qrels, recipe.columns, sem.duplicates)
         columns = dataclasses.replace(recipe.columns, subtopic=None)  # labels per doc now
         plan = build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
-        return dataclasses.replace(plan, joined_qrels=True, paths=_paths(data, qrels))
+        return dataclasses.replace(
+            plan, joined_qrels=True, paths=_paths(data, qrels), sources=_sources(data, qrels)
+        )
     ties = resolve_ties(ties, conv.ties, has_doc, doc)
 
     levels = sorted({s.level(sem.relevance_level) for s in specs} | {sem.relevance_level})
@@ -387,8 +391,13 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
     return Plan(
         status, keys, names, all_specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
-        paths=_paths(data, qrels),
+        paths=_paths(data, qrels), sources=_sources(data, qrels),
     )  # fmt: skip
+
+
+def _sources(data: io.Source, qrels: io.Source | None) -> tuple[tuple[str, str], ...]:
+    given = (("input", data), ("qrels", qrels))
+    return tuple((role, str(p)) for role, p in given if isinstance(p, (str, Path)))
 
 
 def _paths(*sources: io.Source | None) -> tuple[str | Path, ...]:
