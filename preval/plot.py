@@ -20,6 +20,7 @@ from .api import evaluate
 from .curves import curve
 from .errors import InputError
 from .report import hidden_beside
+from .significance import MISSING, universe
 from .summary import summarize
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -170,8 +171,6 @@ def compare_plot(
     interval (the t interval, mean ± t·sd/√n). Queries are paired as in `preval.compare`
     (`missing`).
     """
-    from .significance import MISSING, _universe
-
     path = _target(output)
     plt = _pyplot()
     if missing not in MISSING:
@@ -186,7 +185,7 @@ def compare_plot(
     if base not in systems:
         msg = f"baseline {base!r} is not a system of column {by!r} (systems: {systems})"
         raise InputError(msg)
-    x, _ = _universe(table, measure, by, query, systems, missing)
+    x, _ = universe(table, measure, by, query, systems, missing)
     stats = extras.require("scipy.stats", "the plot's intervals")
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=120)

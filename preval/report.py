@@ -114,6 +114,70 @@ def table(df: pl.DataFrame, decimals: int = 4) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def readable(table: pl.DataFrame) -> pl.DataFrame:
+    """`table` for a text table: p-values below 0.0001 in scientific notation (4 decimals
+    would print them as 0.0000)."""
+    columns = [c for c in ("p_value", "p_corrected") if c in table.columns]
+
+    def text(p: float | None) -> str:
+        if p is None:
+            return "-"
+        return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+    return table.with_columns(pl.col(c).map_elements(text, return_dtype=pl.String) for c in columns)
+
+
+def paper_table(result: pl.DataFrame, fmt: str, *, test: str, correction: str, alpha: float) -> str:
+    """The means of every system per measure as papers print them: a Markdown or LaTeX table
+    where a superscript names the systems (by letter) that a system beats significantly, the
+    best mean of each measure in bold, and a caption line naming test, correction and alpha.
+    """
+    systems = sorted(set(result["system"]) | set(result["baseline"]))
+    letter = {s: chr(ord("a") + i) for i, s in enumerate(systems)}
+    measures = list(dict.fromkeys(result["measure"]))
+    means: dict[tuple[str, str], float] = {}
+    beats: dict[tuple[str, str], list[str]] = {}
+    for row in result.iter_rows(named=True):
+        means[(row["system"], row["measure"])] = row["mean"]
+        means[(row["baseline"], row["measure"])] = row["baseline_mean"]
+        if row["significant"] and row["delta"] is not None and row["delta"] != 0:
+            pair = (row["system"], row["baseline"])
+            winner, loser = pair if row["delta"] > 0 else pair[::-1]
+            beats.setdefault((winner, row["measure"]), []).append(letter[loser])
+    best = {
+        m: max(v for (_, mm), v in means.items() if mm == m and v is not None) for m in measures
+    }
+    latex = fmt == "latex"
+    lines = []
+    header = ["system", *measures]
+    if latex:
+        lines += ["\\begin{tabular}{l" + "r" * len(measures) + "}", "\\toprule",
+                  " & ".join(header) + " \\\\", "\\midrule"]  # fmt: skip
+    else:
+        lines += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * len(measures)]
+    for s in systems:
+        cells = [f"({letter[s]}) {s}"]
+        for m in measures:
+            value = means.get((s, m))
+            text = "" if value is None else f"{value:.4f}"
+            if value is not None and value == best[m]:
+                text = f"\\textbf{{{text}}}" if latex else f"**{text}**"
+            marks = "".join(sorted(beats.get((s, m), [])))
+            if marks:
+                text += f"$^{{{marks}}}$" if latex else f"<sup>{marks}</sup>"
+            cells.append(text)
+        lines.append(" & ".join(cells) + " \\\\" if latex else "| " + " | ".join(cells) + " |")
+    caption = (
+        f"Superscripts: systems beaten significantly ({test} test, {correction} correction "
+        f"per measure, alpha = {alpha:g}); best mean of each measure in bold."
+    )
+    if latex:
+        lines += ["\\bottomrule", "\\end{tabular}", f"% {caption}"]
+    else:
+        lines += ["", caption]
+    return "\n".join(lines) + "\n"
+
+
 def _cell(value: object, integer: bool, decimals: int) -> str:
     if value is None:
         return "-"

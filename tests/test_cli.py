@@ -462,7 +462,7 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_only_on_a_terminal(monkeypatch) -> None:
-    from preval.cli import _progress
+    from preval.cli.common import progress as _progress
 
     tty = _Terminal()
     monkeypatch.setattr(sys, "stderr", tty)

@@ -26,6 +26,7 @@ MODULES = [
     ),
     "preval",
     "preval.engines",
+    "preval.cli",
 ]
 
 
