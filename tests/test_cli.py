@@ -484,3 +484,83 @@ def test_progress_only_on_a_terminal(monkeypatch) -> None:
     with _progress("evaluating"):
         time.sleep(0.7)
     assert pipe.getvalue() == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command reads tables and TREC files through one input stage, and says its query set
+# ---------------------------------------------------------------------------------------------
+
+TREC = FIXTURES / "trec"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "trec", "compare"])
+def test_engine_flags_on_every_evaluating_subcommand(capsys, command: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    engines = "{" + ",".join(preval.engines.CHOICES) + "}"
+    assert re.search(rf"--engine {re.escape(engines)}", text), text
+    assert "--memory-limit SIZE" in text
+    assert "--tmp-dir DIR" in text
+    assert re.search(r"--input-format \{auto,table,trec\}", text), text
+
+
+def test_trec_reads_tables_as_it_reads_trec_files(capsys, tmp_path: Path) -> None:
+    # the bm25 rows of the run CSV are fixtures/trec/bm25.run; the qrels CSV is qrels.txt
+    table = tmp_path / "bm25.parquet"
+    pl.read_csv(RUN).filter(pl.col("system") == "bm25").write_parquet(table)
+    args = ["trec", "-c", "-q", "-m", "map", "-m", "P.10", "-m", "runid"]
+    rc, trec_files, _ = cli(capsys, *args, TREC / "qrels.txt", TREC / "bm25.run")
+    assert rc == 0
+    rc, tables, _ = cli(capsys, *args, QRELS, table)
+    assert rc == 0
+    assert tables == trec_files and len(trec_files.splitlines()) == 2 * N_QUERIES + 3
+    # a table's system column names its runs, as run tags do
+    rc, several, _ = cli(capsys, "trec", "-c", "-m", "map", TREC / "qrels.txt", RUN)
+    assert rc == 0
+    assert [line.split()[0] for line in several.splitlines()] == SYSTEMS
+    assert several.splitlines()[0] == "bm25\t" + trec_files.splitlines()[-2]  # map, all
+
+
+def test_evaluate_and_compare_read_several_run_files(capsys) -> None:
+    runs = [TREC / "bm25.run", TREC / "hybrid.run.gz"]
+    rc, out, _ = cli(capsys, "evaluate", *runs, "--qrels", QRELS, "-m", "AP", "--format", "csv",
+                     "-q")  # fmt: skip
+    assert rc == 0
+    table = pl.read_csv(io.StringIO(out))
+    assert table["system"].to_list() == ["bm25", "hybrid"]
+    rc, out, err = cli(capsys, "compare", *runs, "--qrels", QRELS, "-m", "AP", "--format", "csv",
+                       "--engine", "partitioned")  # fmt: skip
+    assert rc == 0, err
+    compared = pl.read_csv(io.StringIO(out)).row(0, named=True)
+    assert (compared["system"], compared["baseline"]) == ("hybrid", "bm25")
+    assert [compared["baseline_mean"], compared["mean"]] == pytest.approx(table["AP"].to_list())
+    rc, _, err = cli(capsys, "evaluate", runs[0], PARQUET, "--qrels", QRELS)
+    assert_one_line_error(rc, err)
+    assert "is a table (.parquet) and" in err
+
+
+def test_the_query_set_is_said(capsys) -> None:
+    rc, _, err = cli(capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP")
+    assert rc == 0
+    assert re.search(r"^preval: 300 judged queries per system \(--queries judged, as trec_eval "
+                     r"-c: every judged query counts", err, re.M), err  # fmt: skip
+    rc, _, err = cli(capsys, "evaluate", RUN, "--qrels", QRELS, "--by", "system", "-m", "AP",
+                     "--queries", "retrieved")  # fmt: skip
+    assert rc == 0
+    assert "preval: 298 to 300 retrieved queries per system (--queries retrieved" in err
+    qrels, runs = TREC / "qrels.txt", [TREC / "bm25.run", TREC / "hybrid.run.gz"]
+    rc, out, err = cli(capsys, "trec", "-m", "map", qrels, *runs)
+    assert rc == 0
+    assert err == (
+        "preval: 298 to 300 retrieved queries per run (trec_eval's default, without -c: "
+        "judged queries with a result only)\n"
+    )
+    assert "preval" not in out  # stdout is trec_eval's, byte for byte
+    rc, _, err = cli(capsys, "trec", "-c", "-m", "map", qrels, runs[1])
+    assert rc == 0
+    assert err.startswith("preval: 300 judged queries (-c: every judged query counts")
+    rc, _, err = cli(capsys, "compare", *runs, "--qrels", qrels, "-m", "AP")
+    assert rc == 0
+    assert "preval: 300 queries per comparison (judged queries, as trec_eval -c)" in err

@@ -1,5 +1,6 @@
-"""What the subcommands share: the engine flags (declared here once), running a plan with the
-user's engine while a progress line shows on a terminal, and the formats of stdout."""
+"""What the subcommands share: the input stage (tables or TREC files, read alike by every
+command), the engine flags (declared here once), running a plan with the user's engine while a
+progress line shows on a terminal, the note that names the query set, and stdout's formats."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from .. import engines, report
-from ..errors import PrevalError
+import polars as pl
+
+from .. import engines, io, report
+from ..errors import InputError, PrevalError
+from ..options import Options
 from ..planner import Plan
 
 
@@ -23,6 +28,118 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:
         self.print_usage(sys.stderr)
         self.exit(2, f"preval: error: {message}\n")
+
+
+# --- the input stage: every command reads tables and TREC files alike ------------------------
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a command reads, resolved once: `data` and `qrels` as `build_plan` takes them
+    under `input_format`; `runs` the TREC run files (empty for a table) and `names` the
+    system of each (its run tag, or its path when tags repeat)."""
+
+    data: str | list[str]
+    qrels: str | pl.LazyFrame | None
+    input_format: str
+    runs: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()  # every file given (inputs and qrels), for sizes and errors
+
+    def options(self, options: Options) -> Options:
+        """`options` with the input format the files were resolved under."""
+        return Options.of({"input_format": self.input_format}, options)
+
+    def system(self, name: str | None) -> str | None:
+        """A system named by itself or by its run file's path."""
+        if name is None or name in self.names or name not in self.runs:
+            return name
+        return self.names[self.runs.index(name)]
+
+
+def kind(path: str, input_format: str) -> str:
+    """``"table"`` or ``"trec"``: how `path` is read. ``auto``: a path with a table's suffix
+    (.parquet, .pq, .csv, .tsv, .tab) is a table, any other (.run, .txt, .gz ...) a TREC file."""
+    if input_format != "auto":
+        return input_format
+    return "table" if Path(path).suffix.lower() in io.TABLE_SUFFIXES else "trec"
+
+
+def read_inputs(
+    paths: Sequence[str],
+    qrels: str | None,
+    input_format: str = "auto",
+    *,
+    subtopic: str | None = None,
+    needs_qrels: bool = True,
+) -> Inputs:
+    """The input stage of every command: one table (joined, or a run with `qrels`), or TREC
+    run files (one system each, with `qrels`); `qrels` a table or a TREC qrels file. Mixing
+    tables and run files, a run file given twice, two runs with one name and run files
+    without judgments are refused here, alike for every command.
+
+    `needs_qrels=False`: TREC runs without qrels are not refused here (a caller that says more).
+    """
+    paths = [str(p) for p in paths]
+    kinds = [kind(p, input_format) for p in paths]
+    if qrels is not None and not Path(qrels).exists():
+        msg = f"qrels file not found: {qrels}"
+        raise InputError(msg)
+    if "trec" not in kinds:
+        if len(paths) > 1:
+            msg = (
+                f"{paths[0]} and {paths[1]} are tables: give one table (with a system column "
+                "for several systems), or TREC run files, one system each"
+            )
+            raise InputError(msg)
+        return Inputs(paths[0], _qrels(qrels, input_format, subtopic, run_is_trec=False),
+                      input_format, files=_files(paths, qrels))  # fmt: skip
+    if "table" in kinds:
+        table = paths[kinds.index("table")]
+        msg = (
+            f"{table} is a table ({Path(table).suffix}) and {paths[kinds.index('trec')]} a TREC "
+            "run file: give either one table with a system column, or TREC run files only, one "
+            "system each"
+        )
+        raise InputError(msg)
+    for path in paths:
+        if not Path(path).is_file():
+            msg = f"run file not found: {path}"
+            raise InputError(msg)
+    if qrels is None and needs_qrels:
+        msg = f"TREC run file {paths[0]}: give its judgments with --qrels QRELS"
+        raise InputError(msg)
+    names = io.run_names([Path(p) for p in paths])
+    seen: dict[str, str] = {}
+    for path, name in zip(paths, names, strict=True):
+        if name in seen and Path(seen[name]).resolve() == Path(path).resolve():
+            msg = f"run file {path} is given twice: give each run once"
+            raise InputError(msg)
+        if name in seen:
+            msg = (
+                f"run files {seen[name]} and {path} are both system {name!r}: give each run "
+                "once (runs are named by their tag, or by their path when tags repeat)"
+            )
+            raise InputError(msg)
+        seen[name] = path
+    both_trec = qrels is None or kind(qrels, input_format) == "trec"
+    return Inputs(
+        paths, _qrels(qrels, input_format, subtopic, run_is_trec=True),
+        "trec" if both_trec else "auto", tuple(paths), tuple(names), _files(paths, qrels),
+    )  # fmt: skip
+
+
+def _qrels(qrels: str | None, input_format: str, subtopic: str | None, *, run_is_trec: bool):
+    """The qrels as `build_plan` takes them beside the run: a path it reads under the format
+    passed on, or, for a TREC file beside a table, the file already read as TREC (`build_plan`
+    reads a path under one format for both)."""
+    if qrels is None or run_is_trec or kind(qrels, input_format) == "table":
+        return qrels
+    return io.scan_qrels(qrels, subtopic=subtopic)
+
+
+def _files(paths: Sequence[str], qrels: str | None) -> tuple[str, ...]:
+    return (*paths, *([qrels] if qrels is not None else []))
 
 
 # --- the engine flags: every subcommand that runs an evaluation takes them -------------------
@@ -122,6 +239,33 @@ def progress(phase: str, *, quiet: bool = False) -> Iterator[Callable[[int], Non
         thread.join()
         sys.stderr.write("\r\x1b[K")  # clear the line before the audit and results
         sys.stderr.flush()
+
+
+# --- which queries were averaged: said wherever two conventions give different numbers -------
+
+QUERY_SETS = {
+    "judged": "every judged query counts, 0 where nothing was retrieved",
+    "retrieved": "judged queries with a result only",
+}
+AS_TREC_EVAL = {"judged": "as trec_eval -c", "retrieved": "as trec_eval without -c"}
+
+
+def query_set_note(
+    queries: str, counts: Sequence[int], *, per: str = "", how: str | None = None
+) -> str:
+    """One stderr line naming the query set an average was taken over and its size, e.g.
+    ``preval: 300 judged queries per system (--queries judged, as trec_eval -c: every judged
+    query counts, 0 where nothing was retrieved)``.
+
+    `counts`: the queries of each group (one number when they agree, else their range);
+    `per`: what a group is (``"system"``); `how`: the flag that chose the set (default
+    ``--queries``, and its trec_eval equivalent).
+    """
+    counts = sorted(int(c) for c in counts)
+    size = f"{counts[0]:,}" if counts[0] == counts[-1] else f"{counts[0]:,} to {counts[-1]:,}"
+    group = f" per {per}" if per else ""
+    how = f"--queries {queries}, {AS_TREC_EVAL[queries]}" if how is None else how
+    return f"preval: {size} {queries} queries{group} ({how}: {QUERY_SETS[queries]})"
 
 
 # --- stdout -----------------------------------------------------------------------------------

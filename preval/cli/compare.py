@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import polars as pl
 
-from .. import io, report
+from .. import io, options, report
 from ..errors import InputError
+from ..planner import build_plan
 from ..significance import CORRECTIONS, MISSING, TESTS, compare
+from . import common
 
 EXAMPLES = """\
 examples:
@@ -35,8 +36,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "input",
         metavar="INPUT",
-        help="joined table or run (.parquet, .csv, .tsv), "
-        "a per-query table, or a TREC run file (any other suffix, .gz too)",
+        help="joined table or run (.parquet, .pq, .csv, .tsv, .tab), a per-query table, or a "
+        "TREC run file (any other suffix, .gz too)",
     )
     p.add_argument(
         "runs",
@@ -52,12 +53,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--by", default="system", metavar="COL", help="the system column (default: system)"
     )
-    for role in ("query", "doc", "score", "label"):
-        p.add_argument(f"--{role}", default=role, metavar="COL", help=f"the {role} column")
+    options.add_arguments(p, "cli-compare", skip=("by",))
     p.add_argument("--per-query-table", action="store_true",
                    help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one "
-                   "(default: every pair)")  # fmt: skip
+                   "(default: every pair); a run file's system, by name or path")  # fmt: skip
     p.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction per measure (default: holm)")  # fmt: skip
@@ -78,31 +78,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="draw the first measure's comparison: sorted per-query differences and the means "
         "with their intervals (.png, .svg, .pdf)",
     )
+    common.add_engine_arguments(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import evaluate
-
-    if args.format == "parquet":  # as preval evaluate says it
-        msg = (
-            "--format parquet: Parquet is binary and is not printed on stdout; write it to a "
-            "file with --output comparison.parquet"
-        )
-        raise InputError(msg)
-    report.check_targets({"--output": args.output}, [args.input, *args.runs, args.qrels])
-    by, baseline = args.by, args.baseline
-    measures = args.measures or ["AP", "P@10", "nDCG@10"]
-    if args.runs or (_is_run(args.input) and not args.per_query_table):
-        per_query, baseline = _evaluate_runs(args, measures)
-        by = "system"
-    elif args.per_query_table:
+    common.refuse_parquet(args.format, "--output comparison.parquet")
+    paths = [args.input, *args.runs]
+    report.check_targets({"--output": args.output}, [*paths, args.qrels])
+    opts = options.from_args(args, "cli-compare")
+    if args.per_query_table:
+        if args.runs:
+            msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
+            raise InputError(msg)
         per_query = io.scan(args.input, what="per-query table")
+        baseline, averaged, notes = args.baseline, "the per-query table's queries", []
     else:
-        per_query = evaluate(
-            args.input, measures, qrels=args.qrels, query=args.query, doc=args.doc,
-            score=args.score, label=args.label, by=args.by,
-        )  # fmt: skip
+        per_query, baseline, notes = _evaluate(args, opts)
+        queries = opts.semantics.queries
+        averaged = f"{queries} queries, {common.AS_TREC_EVAL[queries]}"
+    by = args.by
     result = compare(
         per_query, baseline=baseline, measures=args.measures if args.per_query_table else None,
         by=by, query=args.query, test=args.test, correction=args.correction,
@@ -119,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     filled = int(result["queries_filled"].max() or 0)
     rule = "scored 0 for the system that lacks them" if args.missing == "zero" else "dropped"
+    for note in notes:  # after the comparison: an error is the one line printed
+        print(note, file=sys.stderr)
     print(
-        f"preval: {int(result['queries'].max() or 0)} queries per comparison; "
+        f"preval: {int(result['queries'].max() or 0)} queries per comparison ({averaged}); "
         f"up to {filled} present for one system only ({rule})",
         file=sys.stderr,
     )
@@ -139,81 +136,36 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _is_run(path: str) -> bool:
-    """Whether `path` is a TREC file: any suffix but a table's (.run, .txt, .gz ...)."""
-    return Path(path).suffix.lower() not in io.TABLE_SUFFIXES
-
-
-def _evaluate_runs(args, measures: list[str]) -> tuple[pl.DataFrame, str | None]:
-    """The per-query table of several TREC run files, one system each (`io.scan_run`'s
-    names), evaluated against --qrels as `preval trec -c` does; and the baseline's system
-    name (--baseline may name a system or one of the run files)."""
-    paths = [args.input, *args.runs]
-    tables = [p for p in paths if not _is_run(p)]
-    if tables:
-        msg = (
-            f"{tables[0]} is a table ({Path(tables[0]).suffix}) and "
-            f"{next(p for p in paths if _is_run(p))} a TREC run file: give either one table "
-            "with a system column, or TREC run files only, one system each"
-        )
-        raise InputError(msg)
-    if args.per_query_table:
-        msg = "--per-query-table reads one table; TREC run files are evaluated (drop the option)"
-        raise InputError(msg)
-    if args.qrels is None:
-        msg = f"TREC run file {args.input}: give its judgments with --qrels QRELS"
-        raise InputError(msg)
-    if args.by != "system":
-        msg = f"--by {args.by}: TREC run files are one system each; --by is for a table"
-        raise InputError(msg)
-    for path in [*paths, args.qrels]:
-        if not Path(path).is_file():
-            what = "qrels file" if path == args.qrels else "run file"
-            msg = f"{what} not found: {path}"
+def _evaluate(
+    args: argparse.Namespace, opts: options.Options
+) -> tuple[pl.DataFrame, str | None, list[str]]:
+    """The per-query table of the input (one table, or TREC run files, one system each) read
+    by the input stage every command shares and evaluated once with the user's engine; and
+    the baseline's system (--baseline may name a run file by its path); the notes to print."""
+    measures = args.measures or ["AP", "P@10", "nDCG@10"]
+    inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format)
+    if inputs.runs:
+        if args.by != "system":
+            msg = f"--by {args.by}: TREC run files are one system each; --by is for a table"
             raise InputError(msg)
-    if len(paths) < 2:
-        msg = (
-            f"TREC run file {args.input} is one system: give two or more run files to compare "
-            "(or a table with a system column)"
-        )
-        raise InputError(msg)
-    files = [Path(p) for p in paths]
-    names = io.run_names(files)
-    seen: dict[str, str] = {}
-    for path, name in zip(paths, names, strict=True):
-        if name in seen and Path(seen[name]).resolve() == Path(path).resolve():
-            msg = f"run file {path} is given twice: give each run once"
-            raise InputError(msg)
-        if name in seen:
+        if len(inputs.runs) < 2:
             msg = (
-                f"run files {seen[name]} and {path} are both system {name!r}: give each run "
-                "once (runs are named by their tag, or by their path when tags repeat)"
+                f"TREC run file {args.input} is one system: give two or more run files to "
+                "compare (or a table with a system column)"
             )
             raise InputError(msg)
-        seen[name] = path
-    baseline = args.baseline
-    if baseline is not None and baseline not in names and baseline in paths:
-        baseline = names[paths.index(baseline)]  # the baseline named by its file
-    qrels = (
-        io.scan_qrels(args.qrels)
-        if _is_run(args.qrels)
-        else io.scan(
-            args.qrels, id_columns=("query", "doc"), numeric_columns=("label",), what="qrels"
-        )
-    )
-    from ..api import plan as build_plan
-
-    plan = build_plan(io.scan_run(files), measures, qrels=qrels, by="system", ties="trec")
-    # the per-query table, and from the same plan which judged queries each run did not
-    # answer: those are in the table already, scored 0, so compare's count of missing rows
+    plan = build_plan(inputs.data, measures, qrels=inputs.qrels, options=inputs.options(opts))
+    plan = common.collect(plan, args, inputs.files)
+    # the per-query table, and from the same evaluation which judged queries each system did
+    # not answer: those are in the table already, scored 0, so compare's count of missing rows
     # (queries_filled) is 0 for them and would not tell
     per_query, audit = pl.collect_all([plan.per_query(), plan.audit()])
     lacking = audit.filter(pl.col("queries_judged_not_retrieved") > 0)
-    if lacking.height:
-        counts = lacking.select("system", "queries_judged_not_retrieved").iter_rows()
-        print(
-            "preval: judged queries a run did not answer, scored 0 for it (trec_eval -c): "
-            + ", ".join(f"{system} {n}" for system, n in counts),
-            file=sys.stderr,
+    notes = []
+    if lacking.height and opts.semantics.queries == "judged":
+        counts = lacking.select(args.by, "queries_judged_not_retrieved").iter_rows()
+        notes.append(
+            f"preval: judged queries a {'run' if inputs.runs else 'system'} did not answer, "
+            "scored 0 for it (trec_eval -c): " + ", ".join(f"{s} {n}" for s, n in counts)
         )
-    return per_query, baseline
+    return per_query, inputs.system(args.baseline), notes

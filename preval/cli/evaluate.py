@@ -37,7 +37,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ev.add_argument(
-        "input", help="joined table or run: .parquet, .csv, .tsv, or a TREC run file (.gz too)"
+        "input",
+        help="joined table or run: .parquet, .pq, .csv, .tsv, .tab, or a TREC run file (any "
+        "other suffix, .gz too)",
+    )
+    ev.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN",
+        help="more TREC run files: each file is one system, named by its run tag (by its path "
+        "when tags repeat)",
     )
     ev.add_argument(
         "--qrels",
@@ -92,15 +101,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     common.refuse_parquet(args.format, "--summary summary.parquet")
-    report.check_targets(
-        {"--per-query": args.per_query, "--summary": args.summary}, [args.input, args.qrels]
-    )
-    plan = _plan(args)
+    opts = options.from_args(args, "cli-evaluate")
+    inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format,
+                                subtopic=opts.columns.subtopic)  # fmt: skip
+    report.check_targets({"--per-query": args.per_query, "--summary": args.summary},
+                         list(inputs.files))  # fmt: skip
+    plan = _plan(args, inputs, inputs.options(opts))
     by = [plan.names[k] for k in plan.keys]  # (TREC runs: the system of each file)
     if args.compare is not None and len(by) != 1:
         msg = "--compare needs exactly one --by column: the systems to compare"
         raise PrevalError(msg)
-    plan = common.collect(plan, args, [args.input, args.qrels], quiet=args.quiet)
+    plan = common.collect(plan, args, inputs.files, quiet=args.quiet)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]
@@ -115,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
             files.write(summary_df, args.summary)
     if not args.quiet:
         print_audit(audit_df)
+        if summary_df.height:  # which queries the means are over: trec_eval's -c or not
+            note = common.query_set_note(
+                opts.semantics.queries, summary_df["NumQ"], per=", ".join(by)
+            )
+            print(note, file=sys.stderr)
         for name in auc:
             if undefined[name][0]:
                 print(
@@ -159,11 +175,9 @@ def print_audit(audit_df: pl.DataFrame) -> None:
     print("preval: " + "; ".join(parts), file=sys.stderr)
 
 
-def _plan(args: argparse.Namespace) -> Plan:
+def _plan(args: argparse.Namespace, inputs: common.Inputs, opts: options.Options) -> Plan:
     """The evaluation plan of `preval evaluate` (its per-query status frame, not yet run)."""
     measures = args.measures or list(DEFAULT_MEASURES)
     if args.ir_measures:
         measures = [from_ir_measures(m) for m in measures]
-    return build_plan(
-        args.input, measures, qrels=args.qrels, options=options.from_args(args, "cli-evaluate")
-    )
+    return build_plan(inputs.data, measures, qrels=inputs.qrels, options=opts)

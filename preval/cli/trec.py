@@ -34,8 +34,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    tr.add_argument("qrels", help="qrels file: qid iter docno rel (plain or .gz)")
-    tr.add_argument("runs", nargs="+", metavar="run", help="run file(s): qid Q0 docno rank sim tag")
+    tr.add_argument(
+        "qrels",
+        help="qrels file: qid iter docno rel (plain or .gz), or a table (.parquet, .csv ...) "
+        "with query, doc, label columns",
+    )
+    tr.add_argument(
+        "runs",
+        nargs="+",
+        metavar="run",
+        help="run file(s): qid Q0 docno rank sim tag; or one table with query, doc, score "
+        "columns (each value of a system column a run, else the file one run)",
+    )
     tr.add_argument(
         "-m",
         dest="measures",
@@ -94,6 +104,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         action="store_true",
         help="one summary table, runs side by side, instead of trec_eval lines",
     )
+    options.add_arguments(tr, "cli-trec")  # --input-format: tables, TREC files or both
     common.add_engine_arguments(tr)
     return tr
 
@@ -104,20 +115,23 @@ def run(args: argparse.Namespace) -> int:
     measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
     # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone
     measures = measures or ["NumQ"]
-    files = [Path(p) for p in args.runs]
-    names = io.run_names(files)
+    inputs = common.read_inputs(args.runs, args.qrels, args.input_format)
+    files, names, by = [Path(p) for p in inputs.runs], list(inputs.names), ["system"]
+    if not inputs.runs:  # a table: each value of its system column is a run, else the file
+        columns = io.scan(inputs.data, what="run").collect_schema().names()
+        by = ["system"] if "system" in columns else []
     semantics = {
         "ties": "trec", "queries": "judged" if args.complete else "retrieved",
         "relevance_level": args.level, "duplicates": args.duplicates, "depth": args.depth,
         "judged_only": args.judged_only, "trec_version": args.trec_version,
     }  # fmt: skip
     plan = build_plan(
-        files, measures, qrels=args.qrels,
-        options=Options.of({"input_format": "trec", "by": "system", **semantics}),
+        inputs.data, measures, qrels=inputs.qrels,
+        options=Options.of({"input_format": inputs.input_format, "by": by, **semantics}),
         relstrings=[trec_eval.relstring_cutoff(line) for line in strings],
     )  # fmt: skip
     try:
-        plan = common.collect(plan, args, [args.qrels, *args.runs])  # one pass
+        plan = common.collect(plan, args, inputs.files)  # one pass
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
         # a run file has no null score: a document not retrieved is a line not written
@@ -127,16 +141,29 @@ def run(args: argparse.Namespace) -> int:
                 "remove the line, or give the document a number",
             ),
         )
-        if system in names:
+        if files and system in names:
             exc.args = (f"{exc} (run file {files[names.index(system)]})",)
         raise
     # trec_eval 9 prints per-query lines only for the queries of the run, with -c too: whether
     # the run answered a query is known before -M and -J
     per_query = plan.per_query(answered="_answered")
     measures_only = per_query.drop("_answered", *plan.string_names)
-    per_query_df, summary_df = pl.collect_all([per_query, summarize(measures_only, by=["system"])])
-    if summary_df.height == 0:
+    per_query_df, summary_df = pl.collect_all([per_query, summarize(measures_only, by=by)])
+    if not by:  # a table without a system column: one run, named by its file
+        names = [str(inputs.data)]
+        per_query_df, summary_df = (
+            df.with_columns(pl.lit(names[0]).alias("system")) for df in (per_query_df, summary_df)
+        )
+    elif not inputs.runs:
+        names = sorted(summary_df["system"].unique().to_list())
+    if summary_df.height == 0 or summary_df["NumQ"].sum() == 0:
         print("preval: warning: no query has both results and judgments", file=sys.stderr)
+    else:  # stderr: stdout stays byte for byte trec_eval's
+        queries = semantics["queries"]
+        how = "-c" if args.complete else "trec_eval's default, without -c"
+        per = "run" if len(names) > 1 else ""
+        print(common.query_set_note(queries, summary_df["NumQ"], per=per, how=how),
+              file=sys.stderr)  # fmt: skip
     if args.table:
         shown_lines = [line for line in lines if line.kind not in ("runid", "string")]
         rows = {"measure": [line.name for line in shown_lines]}
