@@ -493,7 +493,7 @@ def test_progress_only_on_a_terminal(monkeypatch) -> None:
 TREC = FIXTURES / "trec"
 
 
-@pytest.mark.parametrize("command", ["evaluate", "trec", "compare"])
+@pytest.mark.parametrize("command", ["evaluate", "trec", "compare", "plot"])
 def test_engine_flags_on_every_evaluating_subcommand(capsys, command: str) -> None:
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])

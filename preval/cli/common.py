@@ -251,7 +251,13 @@ AS_TREC_EVAL = {"judged": "as trec_eval -c", "retrieved": "as trec_eval without 
 
 
 def query_set_note(
-    queries: str, counts: Sequence[int], *, per: str = "", how: str | None = None
+    queries: str,
+    counts: Sequence[int],
+    *,
+    per: str = "",
+    how: str | None = None,
+    what: str = "",
+    scope: str = "",
 ) -> str:
     """One stderr line naming the query set an average was taken over and its size, e.g.
     ``preval: 300 judged queries per system (--queries judged, as trec_eval -c: every judged
@@ -259,13 +265,15 @@ def query_set_note(
 
     `counts`: the queries of each group (one number when they agree, else their range);
     `per`: what a group is (``"system"``); `how`: the flag that chose the set (default
-    ``--queries``, and its trec_eval equivalent).
+    ``--queries``, and its trec_eval equivalent); `what`: words before the count; `scope`:
+    words after "queries" (which of them count).
     """
     counts = sorted(int(c) for c in counts)
     size = f"{counts[0]:,}" if counts[0] == counts[-1] else f"{counts[0]:,} to {counts[-1]:,}"
     group = f" per {per}" if per else ""
     how = f"--queries {queries}, {AS_TREC_EVAL[queries]}" if how is None else how
-    return f"preval: {size} {queries} queries{group} ({how}: {QUERY_SETS[queries]})"
+    sets = f"{queries} queries{scope}{group}"
+    return f"preval: {what}{size} {sets} ({how}: {QUERY_SETS[queries]})"
 
 
 # --- stdout -----------------------------------------------------------------------------------
