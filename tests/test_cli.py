@@ -564,3 +564,69 @@ def test_the_query_set_is_said(capsys) -> None:
     rc, _, err = cli(capsys, "compare", *runs, "--qrels", qrels, "-m", "AP")
     assert rc == 0
     assert "preval: 300 queries per comparison (judged queries, as trec_eval -c)" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# A closed pipe ends quietly; progress shows the total and the time left
+# ---------------------------------------------------------------------------------------------
+
+
+def first_line_then_close(*args: object) -> tuple[bytes, int, str]:
+    """Run ``python -m preval ARGS | head -1``: read one line, close the pipe, and return
+    that line, the exit code and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "preval", *map(str, args)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    line = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return line, proc.wait(timeout=60), err
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    # 280 kB of per-query lines: far more than a pipe holds, so a write meets the closed pipe
+    line, rc, err = first_line_then_close("trec", "-q", TREC / "qrels.txt", TREC / "bm25.run")
+    assert line.startswith(b"num_ret")
+    assert rc == 141  # 128 + SIGPIPE, as a shell reports a Unix tool that SIGPIPE ended
+    # stderr holds the query set only: no "Broken pipe", no "Exception ignored", no traceback
+    assert err == (
+        "preval: 300 retrieved queries (trec_eval's default, without -c: judged queries with a "
+        "result only)\n"
+    )
+    line, rc, err = first_line_then_close("measures")
+    assert line.startswith(b"AP")
+    assert rc in (0, 141) and err == ""
+
+
+def test_progress_shows_the_total_and_the_time_left(monkeypatch) -> None:
+    from preval.cli.common import progress
+
+    tty = _Terminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with progress("evaluating", total=lambda: 4 * 12_345_678) as report:
+        report(12_345_678)
+        time.sleep(1.2)
+    shown = tty.getvalue()
+    found = re.findall(r"12,345,678 of 49,382,712 rows read \(25%\), (\d\.\d) s, about (\d+) s "
+                       r"left", shown)  # fmt: skip
+    assert found, shown
+    for elapsed, left in found:  # three quarters to go at the pace of the first quarter
+        assert abs(int(left) - 3 * float(elapsed)) <= 1
+
+
+def test_the_rows_to_read_are_counted_without_evaluating(tmp_path: Path) -> None:
+    from preval.cli.common import read_inputs, rows_to_read
+    from preval.planner import build_plan
+
+    csv = tmp_path / "joined.csv"
+    pl.read_parquet(PARQUET).write_csv(csv)
+    cases = [([PARQUET], None, pl.read_parquet(PARQUET).height),  # Parquet metadata
+             ([csv], None, pl.read_parquet(PARQUET).height),  # lines but the header
+             ([RUN], QRELS, pl.read_csv(RUN).height),  # the run, not its qrels
+             ([TREC / "bm25.run"], TREC / "qrels.txt", 12063)]  # fmt: skip
+    for paths, qrels, rows in cases:
+        inputs = read_inputs(paths, qrels and str(qrels))
+        plan = build_plan(inputs.data, ["P@10"], qrels=inputs.qrels, options=inputs.options(
+            preval.Options.of({"by": "system"} if qrels is None else {})))  # fmt: skip
+        assert rows_to_read(plan, inputs)() == rows, paths

@@ -71,15 +71,12 @@ def read_inputs(
     input_format: str = "auto",
     *,
     subtopic: str | None = None,
-    needs_qrels: bool = True,
 ) -> Inputs:
     """The input stage of every command: one table (joined, or a run with `qrels`), or TREC
-    run files (one system each, with `qrels`); `qrels` a table or a TREC qrels file. Mixing
-    tables and run files, a run file given twice, two runs with one name and run files
-    without judgments are refused here, alike for every command.
-
-    `needs_qrels=False`: TREC runs without qrels are not refused here (a caller that says more).
-    """
+    run files (one system each, with `qrels`); `qrels` a table or a TREC qrels file (read
+    with `subtopic` as its iter column, for the diversity measures). Mixing tables and run
+    files, a run file given twice, two runs with one name and run files without judgments
+    are refused here, alike for every command."""
     paths = [str(p) for p in paths]
     kinds = [kind(p, input_format) for p in paths]
     if qrels is not None and not Path(qrels).exists():
@@ -106,7 +103,7 @@ def read_inputs(
         if not Path(path).is_file():
             msg = f"run file not found: {path}"
             raise InputError(msg)
-    if qrels is None and needs_qrels:
+    if qrels is None:
         msg = f"TREC run file {paths[0]}: give its judgments with --qrels QRELS"
         raise InputError(msg)
     names = io.run_names([Path(p) for p in paths])
@@ -189,18 +186,18 @@ def parse_size(text: str) -> int:
 def collect(
     plan: Plan,
     args: argparse.Namespace,
-    paths: Sequence[str | None],
+    inputs: Inputs,
     *,
     phase: str = "evaluating",
     quiet: bool = False,
 ) -> Plan:
-    """Run the plan once with the user's engine (auto: chosen from the input files' size),
-    showing its progress on a terminal."""
+    """Run the plan of `inputs` once with the user's engine (auto: chosen from the input
+    files' size), showing its progress on a terminal."""
     if args.tmp_dir is not None and not Path(args.tmp_dir).is_dir():
         msg = f"--tmp-dir {args.tmp_dir}: no such directory"
         raise PrevalError(msg)
-    size = sum(Path(p).stat().st_size for p in paths if p and Path(p).is_file())
-    with progress(phase, quiet=quiet) as report_rows:
+    size = sum(Path(p).stat().st_size for p in inputs.files if Path(p).is_file())
+    with progress(phase, quiet=quiet, total=rows_to_read(plan, inputs)) as report_rows:
         return engines.collect(
             plan,
             args.engine,
@@ -211,34 +208,88 @@ def collect(
         )
 
 
+_TEXT_TABLES = (".csv", ".tsv", ".tab")
+
+
+def rows_to_read(plan: Plan, inputs: Inputs) -> Callable[[], int] | None:
+    """How to count the rows an engine reports reading, when that costs no evaluation: a
+    Parquet file's (or a frame's) row count from its metadata, a TREC run's lines, a CSV's
+    lines but the header. None when the engine reads a join of the run with its qrels."""
+    if plan.joined_qrels or plan.source is None:
+        return None
+    if plan.count_rows is not None:  # TREC runs: their lines (an upper bound of their rows)
+        return plan.count_rows
+    source = plan.source
+    if plan.source_by_range:  # Parquet or a frame: the count is in the metadata
+        return lambda: source.select(pl.len()).collect().item()
+    data = inputs.data
+    if isinstance(data, str) and Path(data).suffix.lower() in _TEXT_TABLES:
+        return lambda: max(io.count_lines(data) - 1, 0)
+    return None
+
+
 @contextlib.contextmanager
-def progress(phase: str, *, quiet: bool = False) -> Iterator[Callable[[int], None] | None]:
+def progress(
+    phase: str, *, quiet: bool = False, total: Callable[[], int] | None = None
+) -> Iterator[Callable[[int], None] | None]:
     """Phase, rows read and elapsed time on stderr while `phase` runs: on a terminal only,
-    silent in pipelines. Yields the callback that reports rows read (None when silent)."""
+    silent in pipelines. Yields the callback that reports rows read (None when silent).
+
+    `total` counts the rows to read, in the background (the line shows what it knows
+    meanwhile); once it is known and rows are read, the line shows the total, the share read
+    and the time left at the pace so far.
+    """
     if quiet or not sys.stderr.isatty():
         yield None
         return
     done, start = threading.Event(), time.perf_counter()
-    rows = [0]
+    rows: list[int] = [0]
+    known: list[int | None] = [None]
+
+    def count() -> None:
+        with contextlib.suppress(Exception):  # a total is a nicety, never an error
+            known[0] = total()
+
+    def line() -> str:
+        elapsed = time.perf_counter() - start
+        if not rows[0]:
+            return f"preval: {phase} ... {elapsed:.1f} s"
+        if not known[0]:
+            return f"preval: {phase} ... {rows[0]:,} rows read, {elapsed:.1f} s"
+        share = min(rows[0] / known[0], 1.0)
+        left = elapsed * (1 - share) / share
+        return (
+            f"preval: {phase} ... {rows[0]:,} of {known[0]:,} rows read ({share:.0%}), "
+            f"{elapsed:.1f} s, about {_duration(left)} left"
+        )
 
     def tick() -> None:
         while not done.wait(0.5):
-            read = f"{rows[0]:,} rows read, " if rows[0] else ""
-            sys.stderr.write(f"\rpreval: {phase} ... {read}{time.perf_counter() - start:.1f} s")
+            sys.stderr.write(f"\r{line()}\x1b[K")
             sys.stderr.flush()
 
     def report_rows(n: int) -> None:
         rows[0] = n
 
-    thread = threading.Thread(target=tick, daemon=True)
-    thread.start()
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    if total is not None:  # a daemon: nobody waits for it
+        threading.Thread(target=count, daemon=True).start()
     try:
         yield report_rows
     finally:
         done.set()
-        thread.join()
+        ticker.join()
         sys.stderr.write("\r\x1b[K")  # clear the line before the audit and results
         sys.stderr.flush()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 # --- which queries were averaged: said wherever two conventions give different numbers -------

@@ -155,7 +155,7 @@ def _evaluate(
             )
             raise InputError(msg)
     plan = build_plan(inputs.data, measures, qrels=inputs.qrels, options=inputs.options(opts))
-    plan = common.collect(plan, args, inputs.files)
+    plan = common.collect(plan, args, inputs)
     # the per-query table, and from the same evaluation which judged queries each system did
     # not answer: those are in the table already, scored 0, so compare's count of missing rows
     # (queries_filled) is 0 for them and would not tell

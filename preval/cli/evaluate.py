@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.compare is not None and len(by) != 1:
         msg = "--compare needs exactly one --by column: the systems to compare"
         raise PrevalError(msg)
-    plan = common.collect(plan, args, inputs.files, quiet=args.quiet)
+    plan = common.collect(plan, args, inputs, quiet=args.quiet)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]

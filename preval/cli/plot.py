@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     target = pictures.check_output(args.output)  # before any work: suffix, directory, matplotlib
 
     def collect(plan):  # the measures, with the user's engine and a progress line
-        return common.collect(plan, args, inputs.files)
+        return common.collect(plan, args, inputs)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         relstrings=[trec_eval.relstring_cutoff(line) for line in strings],
     )  # fmt: skip
     try:
-        plan = common.collect(plan, args, inputs.files)  # one pass
+        plan = common.collect(plan, args, inputs)  # one pass
     except PrevalError as exc:
         system = (exc.example or {}).get("system")
         # a run file has no null score: a document not retrieved is a line not written
