@@ -36,7 +36,8 @@ QUERIES = ("judged", "retrieved")
 DUPLICATES = ("error", "max", "first")
 INPUT_FORMATS = ("auto", "table", "trec")
 
-# The entry points, by the name `accepts` and `add_arguments` know them
+# The entry points, by the name `accepts` and `add_arguments` know them (``cli-trec`` takes
+# trec_eval's own flags but for --input-format)
 EVALUATE = frozenset({"evaluate", "audit", "plan", "spark", "cli-evaluate", "cli-compare"})
 CURVE = frozenset({"curve", "plot", "cli-plot"})
 SQL = frozenset({"sql"})
@@ -107,7 +108,7 @@ OPTIONS: dict[str, Option] = {
         Option("queries", "semantics", "str", "judged",
                "judged: every judged query counts, 0 where nothing was retrieved (trec_eval "
                "-c); retrieved: judged queries with a result (trec_eval's default)",
-               EVALUATE | SQL, choices=QUERIES),
+               EVALUATE | SQL | {"plot", "cli-plot"}, choices=QUERIES),
         Option("duplicates", "semantics", "str", "error",
                "a repeated (query, doc): error, or keep the max score (max label in qrels) or "
                "the first row", EVALUATE, choices=DUPLICATES),
@@ -139,7 +140,7 @@ OPTIONS: dict[str, Option] = {
                "how a path is read: auto (a .parquet/.csv/.tsv table by its suffix, else a "
                "TREC run, and TREC qrels, by their content), table, or trec (run files, one "
                "system each, by defaults to system; TREC qrels)",
-               EVALUATE - {"spark"}, choices=INPUT_FORMATS),
+               EVALUATE - {"spark"} | {"cli-trec", "plot", "cli-plot"}, choices=INPUT_FORMATS),
     )
 }  # fmt: skip
 

@@ -1,4 +1,5 @@
-"""Presenting results: text tables, and files written atomically by their suffix."""
+"""Presenting results: text tables (one number format per column), the paper tables of a
+comparison (Markdown, LaTeX with booktabs), and files written atomically by their suffix."""
 
 from __future__ import annotations
 
@@ -112,6 +113,100 @@ def table(df: pl.DataFrame, decimals: int = 4) -> str:
         for r in cells
     ]
     return "\n".join(line.rstrip() for line in lines)
+
+
+P_VALUES = ("p_value", "p_corrected")
+
+
+def readable(table: pl.DataFrame, columns: tuple[str, ...] = P_VALUES) -> pl.DataFrame:
+    """`table` for a text table, each p-value column (`columns`) in one format for the whole
+    column: 4 decimals (``0.0231``) when every value is at least 0.0001, else scientific
+    notation with 2 significant digits (``3.4e-87``, ``2.3e-02``), which 4 decimals would print
+    as 0.0000. A null is ``-``."""
+    shown = []
+    for name in (c for c in columns if c in table.columns):
+        values = table[name].cast(pl.Float64)
+        small = bool((values.fill_nan(0.0) < 1e-4).any())
+        spec = ".1e" if small else ".4f"
+        cells = ["-" if v is None else format(v, spec) for v in values.to_list()]
+        shown.append(pl.Series(name, cells, dtype=pl.String))
+    return table.with_columns(shown)
+
+
+LATEX_PACKAGES = "% needs \\usepackage{booktabs} (\\toprule, \\midrule, \\bottomrule)"
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
+    "\\": "\\textbackslash{}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}",
+}  # fmt: skip
+
+
+def latex_text(text: str) -> str:
+    """`text` with LaTeX's special characters escaped (a system named ``bm25_rm3``)."""
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def paper_table(
+    result: pl.DataFrame,
+    fmt: str,
+    *,
+    test: str,
+    correction: str,
+    alpha: float,
+    label: str = "tab:preval-compare",
+) -> str:
+    """The means of every system per measure as papers print them: a Markdown or LaTeX table
+    where a superscript names the systems (by letter) that a system beats significantly, the
+    best mean of each measure in bold, and a caption naming test, correction and alpha.
+
+    LaTeX: a ``table`` float with ``\\caption`` and ``\\label`` (`label`) around a booktabs
+    ``tabular`` (``\\toprule``, ``\\midrule``, ``\\bottomrule``), after a comment line naming
+    the package it needs; names are escaped. Markdown: the table, then the caption.
+    """
+    systems = sorted(set(result["system"]) | set(result["baseline"]))
+    letter = {s: chr(ord("a") + i) for i, s in enumerate(systems)}
+    measures = list(dict.fromkeys(result["measure"]))
+    means: dict[tuple[str, str], float] = {}
+    beats: dict[tuple[str, str], list[str]] = {}
+    for row in result.iter_rows(named=True):
+        means[(row["system"], row["measure"])] = row["mean"]
+        means[(row["baseline"], row["measure"])] = row["baseline_mean"]
+        if row["significant"] and row["delta"] is not None and row["delta"] != 0:
+            pair = (row["system"], row["baseline"])
+            winner, loser = pair if row["delta"] > 0 else pair[::-1]
+            beats.setdefault((winner, row["measure"]), []).append(letter[loser])
+    best = {
+        m: max(v for (_, mm), v in means.items() if mm == m and v is not None) for m in measures
+    }
+    latex = fmt == "latex"
+    escape = latex_text if latex else str
+    lines = []
+    header = ["system", *map(escape, measures)]
+    if latex:
+        lines += ["\\begin{tabular}{l" + "r" * len(measures) + "}", "\\toprule",
+                  " & ".join(header) + " \\\\", "\\midrule"]  # fmt: skip
+    else:
+        lines += ["| " + " | ".join(header) + " |", "|---|" + "---:|" * len(measures)]
+    for s in systems:
+        cells = [f"({letter[s]}) {escape(s)}"]
+        for m in measures:
+            value = means.get((s, m))
+            text = "" if value is None else f"{value:.4f}"
+            if value is not None and value == best[m]:
+                text = f"\\textbf{{{text}}}" if latex else f"**{text}**"
+            marks = "".join(sorted(beats.get((s, m), [])))
+            if marks:
+                text += f"$^{{{marks}}}$" if latex else f"<sup>{marks}</sup>"
+            cells.append(text)
+        lines.append(" & ".join(cells) + " \\\\" if latex else "| " + " | ".join(cells) + " |")
+    caption = (
+        f"Superscripts: systems beaten significantly ({test} test, {correction} correction "
+        f"per measure, alpha = {alpha:g}); best mean of each measure in bold."
+    )
+    if not latex:
+        return "\n".join([*lines, "", caption]) + "\n"
+    listed = ", ".join(map(escape, measures))
+    head = [LATEX_PACKAGES, "\\begin{table}", "\\centering",
+            f"\\caption{{Mean {listed} per system. {caption}}}", f"\\label{{{label}}}"]  # fmt: skip
+    return "\n".join([*head, *lines, "\\bottomrule", "\\end{tabular}", "\\end{table}"]) + "\n"
 
 
 def _cell(value: object, integer: bool, decimals: int) -> str:

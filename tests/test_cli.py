@@ -462,7 +462,7 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_only_on_a_terminal(monkeypatch) -> None:
-    from preval.cli import _progress
+    from preval.cli.common import progress as _progress
 
     tty = _Terminal()
     monkeypatch.setattr(sys, "stderr", tty)
@@ -484,3 +484,149 @@ def test_progress_only_on_a_terminal(monkeypatch) -> None:
     with _progress("evaluating"):
         time.sleep(0.7)
     assert pipe.getvalue() == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command reads tables and TREC files through one input stage, and says its query set
+# ---------------------------------------------------------------------------------------------
+
+TREC = FIXTURES / "trec"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "trec", "compare", "plot"])
+def test_engine_flags_on_every_evaluating_subcommand(capsys, command: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    engines = "{" + ",".join(preval.engines.CHOICES) + "}"
+    assert re.search(rf"--engine {re.escape(engines)}", text), text
+    assert "--memory-limit SIZE" in text
+    assert "--tmp-dir DIR" in text
+    assert re.search(r"--input-format \{auto,table,trec\}", text), text
+
+
+def test_trec_reads_tables_as_it_reads_trec_files(capsys, tmp_path: Path) -> None:
+    # the bm25 rows of the run CSV are fixtures/trec/bm25.run; the qrels CSV is qrels.txt
+    table = tmp_path / "bm25.parquet"
+    pl.read_csv(RUN).filter(pl.col("system") == "bm25").write_parquet(table)
+    args = ["trec", "-c", "-q", "-m", "map", "-m", "P.10", "-m", "runid"]
+    rc, trec_files, _ = cli(capsys, *args, TREC / "qrels.txt", TREC / "bm25.run")
+    assert rc == 0
+    rc, tables, _ = cli(capsys, *args, QRELS, table)
+    assert rc == 0
+    assert tables == trec_files and len(trec_files.splitlines()) == 2 * N_QUERIES + 3
+    # a table's system column names its runs, as run tags do
+    rc, several, _ = cli(capsys, "trec", "-c", "-m", "map", TREC / "qrels.txt", RUN)
+    assert rc == 0
+    assert [line.split()[0] for line in several.splitlines()] == SYSTEMS
+    assert several.splitlines()[0] == "bm25\t" + trec_files.splitlines()[-2]  # map, all
+
+
+def test_evaluate_and_compare_read_several_run_files(capsys) -> None:
+    runs = [TREC / "bm25.run", TREC / "hybrid.run.gz"]
+    rc, out, _ = cli(capsys, "evaluate", *runs, "--qrels", QRELS, "-m", "AP", "--format", "csv",
+                     "-q")  # fmt: skip
+    assert rc == 0
+    table = pl.read_csv(io.StringIO(out))
+    assert table["system"].to_list() == ["bm25", "hybrid"]
+    rc, out, err = cli(capsys, "compare", *runs, "--qrels", QRELS, "-m", "AP", "--format", "csv",
+                       "--engine", "partitioned")  # fmt: skip
+    assert rc == 0, err
+    compared = pl.read_csv(io.StringIO(out)).row(0, named=True)
+    assert (compared["system"], compared["baseline"]) == ("hybrid", "bm25")
+    assert [compared["baseline_mean"], compared["mean"]] == pytest.approx(table["AP"].to_list())
+    rc, _, err = cli(capsys, "evaluate", runs[0], PARQUET, "--qrels", QRELS)
+    assert_one_line_error(rc, err)
+    assert "is a table (.parquet) and" in err
+
+
+def test_the_query_set_is_said(capsys) -> None:
+    rc, _, err = cli(capsys, "evaluate", PARQUET, "--by", "system", "-m", "AP")
+    assert rc == 0
+    assert re.search(r"^preval: 300 judged queries per system \(--queries judged, as trec_eval "
+                     r"-c: every judged query counts", err, re.M), err  # fmt: skip
+    rc, _, err = cli(capsys, "evaluate", RUN, "--qrels", QRELS, "--by", "system", "-m", "AP",
+                     "--queries", "retrieved")  # fmt: skip
+    assert rc == 0
+    assert "preval: 298 to 300 retrieved queries per system (--queries retrieved" in err
+    qrels, runs = TREC / "qrels.txt", [TREC / "bm25.run", TREC / "hybrid.run.gz"]
+    rc, out, err = cli(capsys, "trec", "-m", "map", qrels, *runs)
+    assert rc == 0
+    assert err == (
+        "preval: 298 to 300 retrieved queries per run (trec_eval's default, without -c: "
+        "judged queries with a result only)\n"
+    )
+    assert "preval" not in out  # stdout is trec_eval's, byte for byte
+    rc, _, err = cli(capsys, "trec", "-c", "-m", "map", qrels, runs[1])
+    assert rc == 0
+    assert err.startswith("preval: 300 judged queries (-c: every judged query counts")
+    rc, _, err = cli(capsys, "compare", *runs, "--qrels", qrels, "-m", "AP")
+    assert rc == 0
+    assert "preval: 300 queries per comparison (judged queries, as trec_eval -c)" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# A closed pipe ends quietly; progress shows the total and the time left
+# ---------------------------------------------------------------------------------------------
+
+
+def first_line_then_close(*args: object) -> tuple[bytes, int, str]:
+    """Run ``python -m preval ARGS | head -1``: read one line, close the pipe, and return
+    that line, the exit code and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "preval", *map(str, args)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    line = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return line, proc.wait(timeout=60), err
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    # 280 kB of per-query lines: far more than a pipe holds, so a write meets the closed pipe
+    line, rc, err = first_line_then_close("trec", "-q", TREC / "qrels.txt", TREC / "bm25.run")
+    assert line.startswith(b"num_ret")
+    assert rc == 141  # 128 + SIGPIPE, as a shell reports a Unix tool that SIGPIPE ended
+    # stderr holds the query set only: no "Broken pipe", no "Exception ignored", no traceback
+    assert err == (
+        "preval: 300 retrieved queries (trec_eval's default, without -c: judged queries with a "
+        "result only)\n"
+    )
+    line, rc, err = first_line_then_close("measures")
+    assert line.startswith(b"AP")
+    assert rc in (0, 141) and err == ""
+
+
+def test_progress_shows_the_total_and_the_time_left(monkeypatch) -> None:
+    from preval.cli.common import progress
+
+    tty = _Terminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with progress("evaluating", total=lambda: 4 * 12_345_678) as report:
+        report(12_345_678)
+        time.sleep(1.2)
+    shown = tty.getvalue()
+    found = re.findall(r"12,345,678 of 49,382,712 rows read \(25%\), (\d\.\d) s, about (\d+) s "
+                       r"left", shown)  # fmt: skip
+    assert found, shown
+    for elapsed, left in found:  # three quarters to go at the pace of the first quarter
+        assert abs(int(left) - 3 * float(elapsed)) <= 1
+
+
+def test_the_rows_to_read_are_counted_without_evaluating(tmp_path: Path) -> None:
+    from preval.cli.common import read_inputs, rows_to_read
+    from preval.planner import build_plan
+
+    csv = tmp_path / "joined.csv"
+    pl.read_parquet(PARQUET).write_csv(csv)
+    cases = [([PARQUET], None, pl.read_parquet(PARQUET).height),  # Parquet metadata
+             ([csv], None, pl.read_parquet(PARQUET).height),  # lines but the header
+             ([RUN], QRELS, pl.read_csv(RUN).height),  # the run, not its qrels
+             ([TREC / "bm25.run"], TREC / "qrels.txt", 12063)]  # fmt: skip
+    for paths, qrels, rows in cases:
+        inputs = read_inputs(paths, qrels and str(qrels))
+        plan = build_plan(inputs.data, ["P@10"], qrels=inputs.qrels, options=inputs.options(
+            preval.Options.of({"by": "system"} if qrels is None else {})))  # fmt: skip
+        assert rows_to_read(plan, inputs)() == rows, paths

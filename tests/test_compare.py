@@ -462,3 +462,61 @@ def test_the_output_suffix_chooses_parquet(tmp_path: Path, capsys) -> None:
     written = pl.read_parquet(out)
     assert written.columns == got.columns
     assert written["p_value"].to_list() == pytest.approx(got["p_value"].to_list(), abs=1e-12)
+
+
+# --- what the command prints: one number format per column, LaTeX with booktabs --------------
+
+FIXED, SCIENTIFIC = re.compile(r"-?\d+\.\d{4}"), re.compile(r"-?\d\.\de[-+]\d+")
+
+
+def number_format(cell: str) -> str:
+    if FIXED.fullmatch(cell):
+        return "fixed"
+    if SCIENTIFIC.fullmatch(cell):
+        return "scientific"
+    return "integer" if cell.lstrip("-").isdigit() else "text"
+
+
+def test_each_column_of_the_table_has_one_number_format(tmp_path: Path, capsys) -> None:
+    # b gains a lot on a (p far below 0.0001), c a little (p far above): both in one column
+    rng = np.random.default_rng(7)
+    base = rng.random(60)
+    values = {"a": base.tolist(), "b": np.clip(base + 0.3, 0, 1).tolist(),
+              "c": np.clip(base + rng.normal(0, 0.05, 60), 0, 1).tolist()}  # fmt: skip
+    path = tmp_path / "per_query.csv"
+    per_query(values).write_csv(path)
+    exact = command_csv(capsys, str(path), "--per-query-table", "--baseline", "a")
+    assert exact["p_value"].min() < 1e-4 <= exact["p_value"].max()
+    assert main(["compare", str(path), "--per-query-table", "--baseline", "a"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    header, rows = lines[0].split(), [line.split() for line in lines[1:]]
+    for i, name in enumerate(header):
+        cells = [r[i] for r in rows if r[i] != "-"]
+        assert len({number_format(c) for c in cells}) == 1, (name, cells)
+    column = [r[header.index("p_value")] for r in rows]
+    assert all(SCIENTIFIC.fullmatch(c) for c in column), column
+    assert [float(c) for c in column] == pytest.approx(exact["p_value"].to_list(), rel=0.05)
+
+
+def test_the_latex_table_is_a_booktabs_float_with_caption_and_label(capsys) -> None:
+    table = pl.read_parquet("fixtures/example.parquet").with_columns(
+        pl.col("system").replace({"bm25": "bm25_rm3"})
+    )
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--format", "latex"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("%") and "\\usepackage{booktabs}" in lines[0]
+    assert lines[1:3] == ["\\begin{table}", "\\centering"]
+    assert lines[3].startswith("\\caption{Mean AP per system. Superscripts:")
+    assert lines[4] == "\\label{tab:preval-compare}"
+    for command in ("\\toprule", "\\midrule", "\\bottomrule"):
+        assert lines.count(command) == 1
+    assert lines[-2:] == ["\\end{tabular}", "\\end{table}"]
+    # names are escaped: an underscore would end the document's compilation
+    per_query = preval.evaluate(table, ["AP"], by="system").collect()
+    from preval.report import paper_table
+
+    text = paper_table(preval.compare(per_query), "latex", test="t", correction="holm",
+                       alpha=0.05)  # fmt: skip
+    assert "(a) bm25\\_rm3 &" in text and "bm25_rm3" not in text

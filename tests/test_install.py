@@ -26,6 +26,7 @@ MODULES = [
     ),
     "preval",
     "preval.engines",
+    "preval.cli",
 ]
 
 
@@ -98,3 +99,63 @@ def test_a_missing_extra_is_one_line_naming_it(args: list[str], extra: str, tmp_
     assert last.startswith("preval: error:")
     assert f"pip install 'preval[{extra}]'" in last
     assert list(tmp_path.iterdir()) == []
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each module of preval/ and the modules of preval/ it imports, at any depth of its
+    file (the top, a function's body, a TYPE_CHECKING block), with the packages whose
+    __init__ an import runs first."""
+    import ast
+
+    files = {}
+    for path in (ROOT / "preval").rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        package = parts[-1] == "__init__"
+        files[".".join(parts[:-1] if package else parts)] = (path, package)
+
+    def known(name: str) -> str:
+        while name not in files:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {}
+    for module, (path, package) in files.items():
+        base = module.split(".") if package else module.split(".")[:-1]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {known(a.name) for a in node.names if a.name.startswith("preval")}
+            elif isinstance(node, ast.ImportFrom):
+                anchor = base[: len(base) - node.level + 1] if node.level else []
+                name = ".".join([*anchor, *([node.module] if node.module else [])])
+                if name.startswith("preval"):
+                    found |= {known(f"{name}.{a.name}") for a in node.names}
+        for name in list(found):
+            while "." in name:
+                name = name.rpartition(".")[0]
+                if not module.startswith(name + "."):
+                    found.add(name)
+        graph[module] = found - {module}
+    return graph
+
+
+def test_the_statistics_import_no_presentation() -> None:
+    graph = _imports()
+    assert graph["preval.significance"].isdisjoint({"preval.plot", "preval.report", "preval.cli"})
+    assert "argparse" not in (ROOT / "preval" / "significance.py").read_text()
+    assert all("preval.plot" not in graph[m] for m in graph if m.startswith("preval.significance"))
+
+
+def test_no_import_cycle_between_the_modules() -> None:
+    graph = _imports()
+
+    def reaches(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for n in graph[todo.pop()] - seen:
+                seen.add(n)
+                todo.append(n)
+        return seen
+
+    cycles = sorted(m for m in graph if m in reaches(m))
+    assert cycles == [], cycles

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 import preval
+import preval.plot
 import preval.spark
 from preval import options
 from preval.cli import main
@@ -26,6 +27,7 @@ ENTRIES = {
     "curve": preval.curve,
     "sql": preval.sql,
     "spark": preval.spark.evaluate,
+    "plot": preval.plot.plot,
 }
 
 

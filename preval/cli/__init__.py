@@ -1,0 +1,114 @@
+"""The ``preval`` command: a thin layer over the library, one module per subcommand.
+
+This module assembles the parser from the subcommands (each module's ``add_parser`` and
+``run``), handles signals and turns errors into exit codes: 0 on success, 2 on bad input or
+usage (one line ``preval: error: ...``), 130 on Ctrl-C, 143 on SIGTERM, and 141 when the
+reader of stdout leaves early (``preval trec ... | head -1``), quietly, as a Unix tool that
+SIGPIPE ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+import polars as pl
+
+from .. import __version__, io
+from ..errors import PrevalError
+from . import common, compare, evaluate, measures, plot, trec
+
+COMMANDS = (evaluate, trec, plot, compare, measures)
+PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader left
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``preval`` parser: one subparser per subcommand module, which runs it."""
+    top = common.Parser(
+        prog="preval",
+        description="Evaluate ranked results for many queries at once (AP, P@k, nDCG ...).",
+        epilog=evaluate.EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--version", action="version", version=f"preval {__version__}")
+    sub = top.add_subparsers(dest="command", required=True, parser_class=common.Parser)
+    for command in COMMANDS:
+        command.add_parser(sub).set_defaults(handler=command.run)
+    return top
+
+
+class Terminated(BaseException):
+    """SIGTERM (sent by `timeout`, job schedulers, container stops), raised in the main thread
+    so that temporary files and spill directories are removed on the way out, as on Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            args = parser().parse_args(argv)
+        except SystemExit:  # --help, --version, a usage error: printed, then flushed here
+            sys.stdout.flush()
+            raise
+        code = _main(args)
+        sys.stdout.flush()  # a closed pipe shows here at the latest, not at the exit
+        return code
+    except BrokenPipeError:
+        # the reader of stdout left (`| head -1`): nothing more to say, as Unix tools do
+        _stdout_to_devnull()
+        return PIPE_CLOSED
+
+
+def _main(args: argparse.Namespace) -> int:
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("preval: interrupted; no output written", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("preval: terminated; no output written", file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that what is still buffered cannot fail again when
+    Python flushes it on the way out (its "Exception ignored ... BrokenPipeError")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (a test's captured stdout)
+        pass
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return args.handler(args)
+    except PrevalError as exc:
+        print(f"preval: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # not bad input: the reader of stdout left (`main`)
+        raise
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        # Unreadable files and malformed CSV surface here mid-run: still bad input, not a
+        # crash, and said with the file's name and line, not the reader's class names
+        inputs = [getattr(args, n, None) for n in ("input", "qrels")]
+        explained = io.explain(exc, [*inputs, *getattr(args, "runs", [])])
+        if explained is not None:
+            print(f"preval: error: {explained}", file=sys.stderr)
+            return 2
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable input"
+        print(f"preval: error: {first}", file=sys.stderr)
+        return 2

@@ -1,0 +1,171 @@
+"""``preval compare``: evaluate the input (or read a per-query table) and compare its systems
+with paired significance tests (the stats extra); print a table or a paper's table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import polars as pl
+
+from .. import io, options, report
+from ..errors import InputError
+from ..planner import build_plan
+from ..significance import CORRECTIONS, MISSING, TESTS, compare
+from . import common
+
+EXAMPLES = """\
+examples:
+  preval compare fixtures/example.parquet -m AP -m P@10 --baseline bm25
+  preval compare bm25.run dense.run hybrid.run.gz --qrels qrels.txt -m AP --baseline bm25
+  preval compare fixtures/example.parquet -m AP -m nDCG@10 --test randomization --format latex
+  preval compare per_query.parquet --per-query-table --format csv
+"""
+FORMATS = ("table", "markdown", "latex", "csv", "json")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "compare",
+        help="paired significance tests between systems (needs preval[stats])",
+        description="Evaluate INPUT per query (or read a per-query table) and compare the "
+        "systems query by query: means, difference, p-value, W/T/L, effect size.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "input",
+        metavar="INPUT",
+        help="joined table or run (.parquet, .pq, .csv, .tsv, .tab), a per-query table, or a "
+        "TREC run file (any other suffix, .gz too)",
+    )
+    p.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN",
+        help="more TREC run files: each file is "
+        "one system, named by its run tag (by its path when tags repeat)",
+    )
+    p.add_argument("--qrels", help="judgments (query, doc, label; a table, or a TREC qrels "
+                   "file); INPUT is then a run")  # fmt: skip
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure to compare, repeatable (default: AP, P@10, nDCG@10)")  # fmt: skip
+    p.add_argument(
+        "--by", default="system", metavar="COL", help="the system column (default: system)"
+    )
+    options.add_arguments(p, "cli-compare", skip=("by",))
+    p.add_argument("--per-query-table", action="store_true",
+                   help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
+    p.add_argument("--baseline", metavar="NAME", help="compare every system with this one "
+                   "(default: every pair); a run file's system, by name or path")  # fmt: skip
+    p.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction per measure (default: holm)")  # fmt: skip
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
+                   help="randomization and bootstrap resamples (default 10000)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--missing", choices=MISSING, default="zero",
+                   help="a query a system lacks: 0 for it (default) or dropped")  # fmt: skip
+    p.add_argument("--format", choices=(*FORMATS, "parquet"), default="table",
+                   help="stdout: table, markdown or latex (paper tables), csv, json; Parquet "
+                   "goes to a file: --output comparison.parquet")  # fmt: skip
+    p.add_argument("--output", metavar="PATH", help="write the full comparison to a file "
+                   "(.parquet, .csv, .tsv, .json, .ndjson, .txt: by its suffix)")  # fmt: skip
+    p.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="draw the first measure's comparison: sorted per-query differences and the means "
+        "with their intervals (.png, .svg, .pdf)",
+    )
+    common.add_engine_arguments(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    common.refuse_parquet(args.format, "--output comparison.parquet")
+    paths = [args.input, *args.runs]
+    report.check_targets({"--output": args.output}, [*paths, args.qrels])
+    opts = options.from_args(args, "cli-compare")
+    if args.per_query_table:
+        if args.runs:
+            msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
+            raise InputError(msg)
+        per_query = io.scan(args.input, what="per-query table")
+        baseline, averaged, notes = args.baseline, "the per-query table's queries", []
+    else:
+        per_query, baseline, notes = _evaluate(args, opts)
+        queries = opts.semantics.queries
+        averaged = f"{queries} queries, {common.AS_TREC_EVAL[queries]}"
+    by = args.by
+    result = compare(
+        per_query, baseline=baseline, measures=args.measures if args.per_query_table else None,
+        by=by, query=args.query, test=args.test, correction=args.correction,
+        alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, missing=args.missing,
+    )  # fmt: skip
+    if args.output:
+        report.write(result, args.output)
+    if args.plot:
+        from ..plot import compare_plot  # the CLI draws; the statistics know nothing of it
+
+        compare_plot(
+            per_query, args.plot, measure=result["measure"][0], baseline=baseline,
+            by=by, query=args.query, alpha=args.alpha, missing=args.missing,
+        )  # fmt: skip
+    filled = int(result["queries_filled"].max() or 0)
+    rule = "scored 0 for the system that lacks them" if args.missing == "zero" else "dropped"
+    for note in notes:  # after the comparison: an error is the one line printed
+        print(note, file=sys.stderr)
+    print(
+        f"preval: {int(result['queries'].max() or 0)} queries per comparison ({averaged}); "
+        f"up to {filled} present for one system only ({rule})",
+        file=sys.stderr,
+    )
+    if args.format in ("markdown", "latex"):
+        text = report.paper_table(result, args.format, test=args.test,
+                                  correction=args.correction, alpha=args.alpha)  # fmt: skip
+    elif args.format == "table":
+        shown = result.select(
+            "system", "baseline", "measure", "mean", "baseline_mean", "delta",
+            "p_value", "p_corrected", "significant", "wins", "ties", "losses", "effect_size",
+        )  # fmt: skip
+        text = report.table(report.readable(shown)) + "\n"
+    else:
+        text = report.render(result, args.format)
+    sys.stdout.write(text)
+    return 0
+
+
+def _evaluate(
+    args: argparse.Namespace, opts: options.Options
+) -> tuple[pl.DataFrame, str | None, list[str]]:
+    """The per-query table of the input (one table, or TREC run files, one system each) read
+    by the input stage every command shares and evaluated once with the user's engine; and
+    the baseline's system (--baseline may name a run file by its path); the notes to print."""
+    measures = args.measures or ["AP", "P@10", "nDCG@10"]
+    inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format)
+    if inputs.runs:
+        if args.by != "system":
+            msg = f"--by {args.by}: TREC run files are one system each; --by is for a table"
+            raise InputError(msg)
+        if len(inputs.runs) < 2:
+            msg = (
+                f"TREC run file {args.input} is one system: give two or more run files to "
+                "compare (or a table with a system column)"
+            )
+            raise InputError(msg)
+    plan = build_plan(inputs.data, measures, qrels=inputs.qrels, options=inputs.options(opts))
+    plan = common.collect(plan, args, inputs)
+    # the per-query table, and from the same evaluation which judged queries each system did
+    # not answer: those are in the table already, scored 0, so compare's count of missing rows
+    # (queries_filled) is 0 for them and would not tell
+    per_query, audit = pl.collect_all([plan.per_query(), plan.audit()])
+    lacking = audit.filter(pl.col("queries_judged_not_retrieved") > 0)
+    notes = []
+    if lacking.height and opts.semantics.queries == "judged":
+        counts = lacking.select(args.by, "queries_judged_not_retrieved").iter_rows()
+        notes.append(
+            f"preval: judged queries a {'run' if inputs.runs else 'system'} did not answer, "
+            "scored 0 for it (trec_eval -c): " + ", ".join(f"{s} {n}" for s, n in counts)
+        )
+    return per_query, inputs.system(args.baseline), notes

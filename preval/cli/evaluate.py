@@ -1,0 +1,183 @@
+"""``preval evaluate``: evaluate a table (or runs with --qrels), print the summary, write the
+per-query and summary files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+import polars as pl
+
+from .. import options, report
+from ..errors import PrevalError
+from ..measures import from_ir_measures
+from ..planner import Plan, build_plan
+from ..summary import summarize
+from . import common
+
+DEFAULT_MEASURES = ("AP", "RR", "Rprec", "P@10", "nDCG@10", "NumRet", "NumRel", "NumRelRet")
+
+EXAMPLES = """\
+examples:
+  preval evaluate fixtures/example.parquet --by system
+  preval evaluate fixtures/example.parquet --by system -m AP -m P@10 -m "P(rel=2)@10" -m nDCG@10
+  preval evaluate run.csv --qrels qrels.csv --by system --per-query per_query.parquet
+  preval evaluate fixtures/example.parquet --by system --summary summary.csv --format json
+  preval measures
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    ev = subparsers.add_parser(
+        "evaluate",
+        help="evaluate a table (or a run with --qrels) and print the summary",
+        description="Evaluate ranked results per query and print a summary table.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ev.add_argument(
+        "input",
+        help="joined table or run: .parquet, .pq, .csv, .tsv, .tab, or a TREC run file (any "
+        "other suffix, .gz too)",
+    )
+    ev.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN",
+        help="more TREC run files: each file is one system, named by its run tag (by its path "
+        "when tags repeat)",
+    )
+    ev.add_argument(
+        "--qrels",
+        help="judgments (query, doc, label), a table or a TREC qrels file; INPUT is then a run",
+    )
+    ev.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        metavar="MEASURE",
+        help=f"measure to compute, repeatable (default: {' '.join(DEFAULT_MEASURES)})",
+    )
+    ev.add_argument(
+        "--ir-measures",
+        action="store_true",
+        help="read -m names as ir_measures does: Accuracy@k is its pairwise accuracy",
+    )
+    options.add_arguments(ev, "cli-evaluate")
+    ev.add_argument(
+        "--per-query",
+        metavar="PATH",
+        help="write per-query values (.parquet, .csv, .tsv, .json, .ndjson)",
+    )
+    ev.add_argument(
+        "--long",
+        action="store_true",
+        help="per-query output as (keys..., query, measure, value) rows",
+    )
+    ev.add_argument("--summary", metavar="PATH", help="write the summary to a file")
+    ev.add_argument(
+        "--compare",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="BASELINE",
+        help="after the summary, compare the systems of the (single) --by column query by "
+        "query: paired t-test, Holm correction, against BASELINE or every pair (see "
+        "preval compare for other tests)",
+    )
+    ev.add_argument(
+        "--format",
+        type=common.stdout_format,
+        metavar="{" + ",".join(report.FORMATS) + "}",
+        default="table",
+        help="format of the summary printed on stdout (default: table)",
+    )
+    common.add_engine_arguments(ev)
+    ev.add_argument("-q", "--quiet", action="store_true", help="no audit counts on stderr")
+    return ev
+
+
+def run(args: argparse.Namespace) -> int:
+    common.refuse_parquet(args.format, "--summary summary.parquet")
+    opts = options.from_args(args, "cli-evaluate")
+    inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format,
+                                subtopic=opts.columns.subtopic)  # fmt: skip
+    report.check_targets({"--per-query": args.per_query, "--summary": args.summary},
+                         list(inputs.files))  # fmt: skip
+    plan = _plan(args, inputs, inputs.options(opts))
+    by = [plan.names[k] for k in plan.keys]  # (TREC runs: the system of each file)
+    if args.compare is not None and len(by) != 1:
+        msg = "--compare needs exactly one --by column: the systems to compare"
+        raise PrevalError(msg)
+    plan = common.collect(plan, args, inputs, quiet=args.quiet)
+    # that was the one pass over the input: every output below is a view of its result
+    per_query = plan.per_query()
+    auc = [c for c in plan.measure_names if c.startswith("AUC-")]
+    outputs = [summarize(per_query, by=by, query=args.query), plan.audit(),
+               per_query.select(pl.col(auc).null_count())]  # fmt: skip
+    with warnings.catch_warnings(), report.Outputs() as files:
+        warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
+        summary_df, audit_df, undefined = pl.collect_all(outputs)
+        if args.per_query:  # streamed from the evaluation to the file, not held in memory
+            files.write(plan.per_query("long") if args.long else per_query, args.per_query)
+        if args.summary:
+            files.write(summary_df, args.summary)
+    if not args.quiet:
+        print_audit(audit_df)
+        if summary_df.height:  # which queries the means are over: trec_eval's -c or not
+            note = common.query_set_note(
+                opts.semantics.queries, summary_df["NumQ"], per=", ".join(by)
+            )
+            print(note, file=sys.stderr)
+        for name in auc:
+            if undefined[name][0]:
+                print(
+                    f"preval: warning: {name} is undefined (null) for {undefined[name][0]} "
+                    "queries with a single class; summaries average the others",
+                    file=sys.stderr,
+                )
+    sys.stdout.write(report.render(summary_df, args.format))
+    if args.compare is not None:
+        from ..significance import compare  # numpy and scipy: only when comparing
+
+        table = compare(
+            per_query, baseline=args.compare or None, by=by[0], query=args.query
+        ).select(
+            "system", "baseline", "measure", "delta", "p_value", "p_corrected", "significant",
+            "wins", "ties", "losses",
+        )  # fmt: skip
+        if args.format == "table":
+            sys.stdout.write("\n" + report.table(report.readable(table)) + "\n")
+        else:
+            sys.stdout.write(report.render(table, args.format))
+    return 0
+
+
+def print_audit(audit_df: pl.DataFrame) -> None:
+    """The audit counts of an evaluation, summed over its groups, as one line on stderr."""
+    totals = {c: int(audit_df[c].sum()) for c in audit_df.columns if audit_df[c].dtype.is_integer()}
+    if totals["queries_evaluated"] == 0:
+        print(
+            "preval: warning: no query was evaluated (empty input, or no judged query)",
+            file=sys.stderr,
+        )
+    parts = [f"{totals['queries_evaluated']} queries evaluated"]
+    labels = {
+        "queries_without_relevant": "with no relevant document",
+        "queries_judged_not_retrieved": "judged but not retrieved",
+        "queries_retrieved_not_judged": "retrieved but not judged (dropped)",
+        "rows_retrieved_unjudged": "retrieved rows unjudged (non-relevant)",
+        "rows_dropped": "rows dropped",
+    }
+    parts += [f"{totals[k]} {text}" for k, text in labels.items() if totals.get(k)]
+    print("preval: " + "; ".join(parts), file=sys.stderr)
+
+
+def _plan(args: argparse.Namespace, inputs: common.Inputs, opts: options.Options) -> Plan:
+    """The evaluation plan of `preval evaluate` (its per-query status frame, not yet run)."""
+    measures = args.measures or list(DEFAULT_MEASURES)
+    if args.ir_measures:
+        measures = [from_ir_measures(m) for m in measures]
+    return build_plan(inputs.data, measures, qrels=inputs.qrels, options=opts)

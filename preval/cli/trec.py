@@ -1,0 +1,186 @@
+"""``preval trec``: trec_eval's command line and output on TREC run and qrels files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from .. import io, options, report
+from .. import trec as trec_eval
+from ..errors import PrevalError
+from ..options import Options
+from ..planner import build_plan
+from ..summary import summarize
+from . import common
+
+EXAMPLES = """\
+examples:
+  preval trec qrels.txt run.txt                      # trec_eval's official measures
+  preval trec -q -m map -m P.5,10 -m ndcg_cut.10 qrels.txt run.txt
+  preval trec -c -m all_trec qrels.txt run1.txt run2.txt.gz
+  preval trec --table qrels.txt run1.txt run2.txt   # runs side by side
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    tr = subparsers.add_parser(
+        "trec",
+        help="trec_eval-compatible evaluation of TREC run files",
+        description="Evaluate TREC run files against a qrels file and print trec_eval's "
+        "format (measure<TAB>query|all<TAB>value). Options mirror trec_eval's.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tr.add_argument(
+        "qrels",
+        help="qrels file: qid iter docno rel (plain or .gz), or a table (.parquet, .csv ...) "
+        "with query, doc, label columns",
+    )
+    tr.add_argument(
+        "runs",
+        nargs="+",
+        metavar="run",
+        help="run file(s): qid Q0 docno rank sim tag; or one table with query, doc, score "
+        "columns (each value of a system column a run, else the file one run)",
+    )
+    tr.add_argument(
+        "-m",
+        dest="measures",
+        action="append",
+        default=[],
+        metavar="MEASURE",
+        help="trec_eval measure or set: official (default), all_trec, map, P.5,10 ...",
+    )
+    tr.add_argument("-q", dest="per_query", action="store_true", help="per-query lines too")
+    tr.add_argument(
+        "-c",
+        dest="complete",
+        action="store_true",
+        help="average over all qrels queries (missing ones score 0)",
+    )
+    tr.add_argument(
+        "-l",
+        dest="level",
+        type=int,
+        default=1,
+        metavar="LEVEL",
+        help="relevance level: rel >= LEVEL is relevant (default 1)",
+    )
+    tr.add_argument(
+        "-M",
+        dest="depth",
+        type=int,
+        default=None,
+        metavar="DEPTH",
+        help="evaluate only the top DEPTH documents of each query",
+    )
+    tr.add_argument(
+        "-J",
+        dest="judged_only",
+        action="store_true",
+        help="evaluate only judged documents (after -M)",
+    )
+    tr.add_argument("-n", dest="no_summary", action="store_true", help="no summary lines")
+    tr.add_argument(
+        "--trec-version",
+        type=int,
+        choices=(9, 10),
+        default=9,
+        help="9 (default; pytrec_eval): float32 score ties, (long)(p*R+0.9) iprec "
+        "cutoffs; 10: double scores, lround cutoffs, -c -q lines for every query",
+    )
+    tr.add_argument(
+        "--duplicates",
+        choices=options.DUPLICATES,
+        default="error",
+        help="a document twice in a query: error (default, as trec_eval), or keep the max "
+        "score / the first line",
+    )
+    tr.add_argument(
+        "--table",
+        action="store_true",
+        help="one summary table, runs side by side, instead of trec_eval lines",
+    )
+    options.add_arguments(tr, "cli-trec")  # --input-format: tables, TREC files or both
+    common.add_engine_arguments(tr)
+    return tr
+
+
+def run(args: argparse.Namespace) -> int:
+    lines = trec_eval.parse_m(args.measures)
+    strings = [line for line in lines if line.kind == "string"]  # relstring: not a measure
+    measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
+    # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone
+    measures = measures or ["NumQ"]
+    inputs = common.read_inputs(args.runs, args.qrels, args.input_format)
+    files, names, by = [Path(p) for p in inputs.runs], list(inputs.names), ["system"]
+    if not inputs.runs:  # a table: each value of its system column is a run, else the file
+        columns = io.scan(inputs.data, what="run").collect_schema().names()
+        by = ["system"] if "system" in columns else []
+    semantics = {
+        "ties": "trec", "queries": "judged" if args.complete else "retrieved",
+        "relevance_level": args.level, "duplicates": args.duplicates, "depth": args.depth,
+        "judged_only": args.judged_only, "trec_version": args.trec_version,
+    }  # fmt: skip
+    plan = build_plan(
+        inputs.data, measures, qrels=inputs.qrels,
+        options=Options.of({"input_format": inputs.input_format, "by": by, **semantics}),
+        relstrings=[trec_eval.relstring_cutoff(line) for line in strings],
+    )  # fmt: skip
+    try:
+        plan = common.collect(plan, args, inputs)  # one pass
+    except PrevalError as exc:
+        system = (exc.example or {}).get("system")
+        # a run file has no null score: a document not retrieved is a line not written
+        exc.args = (
+            str(exc).replace(
+                "use null for a document that was not retrieved",
+                "remove the line, or give the document a number",
+            ),
+        )
+        if files and system in names:
+            exc.args = (f"{exc} (run file {files[names.index(system)]})",)
+        raise
+    # trec_eval 9 prints per-query lines only for the queries of the run, with -c too: whether
+    # the run answered a query is known before -M and -J
+    per_query = plan.per_query(answered="_answered")
+    measures_only = per_query.drop("_answered", *plan.string_names)
+    per_query_df, summary_df = pl.collect_all([per_query, summarize(measures_only, by=by)])
+    if not by:  # a table without a system column: one run, named by its file
+        names = [str(inputs.data)]
+        per_query_df, summary_df = (
+            df.with_columns(pl.lit(names[0]).alias("system")) for df in (per_query_df, summary_df)
+        )
+    elif not inputs.runs:
+        names = sorted(summary_df["system"].unique().to_list())
+    if summary_df.height == 0 or summary_df["NumQ"].sum() == 0:
+        print("preval: warning: no query has both results and judgments", file=sys.stderr)
+    else:  # stderr: stdout stays byte for byte trec_eval's
+        queries = semantics["queries"]
+        how = "-c" if args.complete else "trec_eval's default, without -c"
+        per = "run" if len(names) > 1 else ""
+        print(common.query_set_note(queries, summary_df["NumQ"], per=per, how=how),
+              file=sys.stderr)  # fmt: skip
+    if args.table:
+        shown_lines = [line for line in lines if line.kind not in ("runid", "string")]
+        rows = {"measure": [line.name for line in shown_lines]}
+        for name in names:
+            row = summary_df.filter(pl.col("system") == name)
+            rows[name] = [
+                trec_eval.format_value(line, row[line.column][0]) if row.height else "-"
+                for line in shown_lines
+            ]
+        sys.stdout.write(report.table(pl.DataFrame(rows)) + "\n")
+        return 0
+    for name in names:
+        shown = per_query_df.filter(pl.col("system") == name) if args.per_query else None
+        if shown is not None and args.complete and args.trec_version < 10:
+            shown = shown.filter(pl.col("_answered"))
+        summary = None if args.no_summary else summary_df.filter(pl.col("system") == name)
+        prefix = f"{name}\t" if len(names) > 1 else ""
+        for text in trec_eval.format_lines(shown, summary, lines, name):
+            print(prefix + text)
+    return 0
