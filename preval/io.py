@@ -663,42 +663,11 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     return pl.concat(frames, how="vertical")
 
 
-def trec_kind(path: str | Path) -> str | None:
-    """``"run"`` or ``"qrels"`` when the first line of `path` (gzip'd or not) that is not blank
-    or a comment has the fields of a TREC run line (qid Q0 docno rank score tag) or a qrels
-    line (qid iter docno rel); else None (a table, or not text)."""
-    path = readable(path)
-    opener = _opener(path)
-    try:
-        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
-            for _, line in zip(range(1000), fh, strict=False):
-                fields = line.split()
-                if fields and not fields[0].startswith("#"):
-                    break
-            else:
-                return None
-    except (OSError, EOFError):
-        return None
-    if len(fields) >= len(RUN_FIELDS) and _is_number(fields[3], int) and _is_number(fields[4]):
-        return "run"
-    if len(fields) == len(QRELS_FIELDS) and _is_number(fields[3], int):
-        return "qrels"
-    return None
-
-
-def _is_number(text: str, kind: type = float) -> bool:
-    try:
-        kind(text)
-    except ValueError:
-        return False
-    return True
-
-
-def is_trec(source: object, input_format: str, kind: str) -> bool:
-    """Whether `source` is read as TREC `kind` files (``"run"``, ``"qrels"``) under
-    `input_format`: ``"trec"`` reads every path so, ``"table"`` none, ``"auto"`` a path whose
-    suffix is no table's and whose content is TREC (`trec_kind`). A list of paths is a list
-    of run files."""
+def is_trec(source: object, input_format: str, kind: str = "run") -> bool:
+    """Whether `source` is read as TREC files (runs, or qrels: `kind`) under `input_format`:
+    ``"trec"`` reads every path so, ``"table"`` none, ``"auto"`` every path whose suffix is no
+    table's (.parquet, .pq, .csv, .tsv, .tab): .run, .txt, .gz, no suffix ... A list of paths
+    is a list of run files. The one rule of every face: the library, each command, plot."""
     if isinstance(source, (list, tuple)):
         paths = all(isinstance(p, (str, Path)) for p in source)
         return paths and kind == "run" and input_format != "table"
@@ -706,13 +675,7 @@ def is_trec(source: object, input_format: str, kind: str) -> bool:
         return False
     if input_format != "auto":
         return input_format == "trec"
-    path = readable(source)
-    return (
-        path.suffix.lower() not in TABLE_SUFFIXES
-        and path.is_file()
-        and (trec_kind(path) is not None)
-    )
-
+    return Path(source).suffix.lower() not in TABLE_SUFFIXES
 
 def count_lines(paths: str | Path | list[str | Path]) -> int:
     """The lines of text files, counted without parsing them: for a TREC run, an upper bound

@@ -137,8 +137,8 @@ OPTIONS: dict[str, Option] = {
                "with convention vlfeat: rank -inf scores instead of treating them as "
                "unretrieved", EVALUATE | CURVE - {"plot", "cli-plot"}),
         Option("input_format", "source", "str", "auto",
-               "how a path is read: auto (a .parquet/.csv/.tsv table by its suffix, else a "
-               "TREC run, and TREC qrels, by their content), table, or trec (run files, one "
+               "how a path is read: auto (by its suffix: .parquet, .pq, .csv, .tsv, .tab are "
+               "tables, any other a TREC run or qrels file), table, or trec (run files, one "
                "system each, by defaults to system; TREC qrels)",
                EVALUATE - {"spark"} | {"cli-trec", "plot", "cli-plot"}, choices=INPUT_FORMATS),
     )

@@ -58,11 +58,8 @@ class Inputs:
 
 
 def kind(path: str, input_format: str) -> str:
-    """``"table"`` or ``"trec"``: how `path` is read. ``auto``: a path with a table's suffix
-    (.parquet, .pq, .csv, .tsv, .tab) is a table, any other (.run, .txt, .gz ...) a TREC file."""
-    if input_format != "auto":
-        return input_format
-    return "table" if Path(path).suffix.lower() in io.TABLE_SUFFIXES else "trec"
+    """``"table"`` or ``"trec"``: how `path` is read (`io.is_trec`, the library's rule)."""
+    return "trec" if io.is_trec(path, input_format) else "table"
 
 
 def read_inputs(
@@ -100,7 +97,7 @@ def read_inputs(
         )
         raise InputError(msg)
     for path in paths:
-        if not Path(path).is_file():
+        if not Path(path).exists() or Path(path).is_dir():  # (a named pipe is no file)
             msg = f"run file not found: {path}"
             raise InputError(msg)
     if qrels is None:

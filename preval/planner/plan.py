@@ -179,7 +179,7 @@ def build_plan(
 
     `options.input_format` says how paths are read: ``"table"`` (Parquet, CSV), ``"trec"``
     (run files, one ``system`` each, and TREC qrels), or ``"auto"``: each of `data` and
-    `qrels` by its suffix, else by its content (`io.trec_kind`). Read as TREC runs, `data`
+    `qrels` by its suffix (`io.is_trec`). Read as TREC runs, `data`
     is evaluated per ``system`` when no `by` is given.
 
     `relstrings`: cutoffs k of trec_eval's ``relstring.k``; each adds a String column
