@@ -5,7 +5,10 @@
 >>> preval.summarize(per_query).collect()
 """
 
-from . import _allocator  # noqa: F401  (first: it must run before Polars loads)
+from . import (
+    _allocator,  # noqa: F401  (first: it must run before Polars loads)
+    _quiet_start,  # noqa: F401  (second: before anything slow loads)
+)
 from .api import audit, evaluate, plan
 from .conventions import CONVENTIONS
 from .curves import curve

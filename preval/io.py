@@ -677,6 +677,7 @@ def is_trec(source: object, input_format: str, kind: str = "run") -> bool:
         return input_format == "trec"
     return Path(source).suffix.lower() not in TABLE_SUFFIXES
 
+
 def count_lines(paths: str | Path | list[str | Path]) -> int:
     """The lines of text files, counted without parsing them: for a TREC run, an upper bound
     of its rows (blank and comment lines count too)."""

@@ -274,10 +274,11 @@ class Outputs:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
-        if kind is None:
-            for tmp, path in self._staged:
-                os.replace(tmp, path)
-        else:
+        try:
+            if kind is None:
+                for tmp, path in self._staged:
+                    os.replace(tmp, path)
+        finally:  # failed, or a signal between two renames: no temporary file stays behind
             for tmp, _ in self._staged:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)

@@ -196,8 +196,9 @@ def large_grouped(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("engine", ["chunked", "partitioned"])
 @pytest.mark.parametrize(
     ("sig", "code", "word"),
-    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
-)
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted"),
+     (signal.SIGHUP, 129, "terminated")],
+)  # fmt: skip
 def test_a_signal_leaves_no_spill_and_no_output(
     large_grouped: Path, tmp_path: Path, sig: int, code: int, word: str, engine: str
 ) -> None:
@@ -456,3 +457,43 @@ def test_counts_are_integers_in_csv_json_and_parquet(capsys, tmp_path: Path) -> 
     rc = main(["evaluate", str(data), *measures, "--format", "json", "-q"])
     out, _ = capsys.readouterr()
     assert '"NumRet":4,' in out and '"AP":1.0' in out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_the_command_starts_is_quiet(tmp_path: Path, sig: int) -> None:
+    # issue 32: Ctrl-C in the first second, before main's handlers, printed a traceback
+    out = tmp_path / "pq.parquet"
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; sys.argv = ['preval']; import preval; "
+         "print('loaded', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout.readline().strip() == "loaded"  # the package loaded, main not run
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 128 + sig
+    assert err == ""
+    assert not out.exists()
+
+
+def test_an_interrupt_between_two_renames_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from preval import report
+
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    replace = os.replace
+    calls = []
+
+    def replace_then_interrupt(src, dst):
+        replace(src, dst)
+        calls.append(dst)
+        raise KeyboardInterrupt
+
+    frame = pl.DataFrame({"x": [1]})
+    with pytest.raises(KeyboardInterrupt):
+        with report.Outputs() as outputs:
+            outputs.write(frame, first)
+            outputs.write(frame, second)
+            os.replace = replace_then_interrupt
+    os.replace = replace
+    assert calls == [first]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]  # b's temporary file went

@@ -2,7 +2,8 @@
 
 This module assembles the parser from the subcommands (each module's ``add_parser`` and
 ``run``), handles signals and turns errors into exit codes: 0 on success, 2 on bad input or
-usage (one line ``preval: error: ...``), 130 on Ctrl-C, 143 on SIGTERM, and 141 when the
+usage (one line ``preval: error: ...``), 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP, and
+141 when the
 reader of stdout leaves early (``preval trec ... | head -1``), quietly, as a Unix tool that
 SIGPIPE ends.
 """
@@ -42,12 +43,21 @@ def parser() -> argparse.ArgumentParser:
 
 
 class Terminated(BaseException):
-    """SIGTERM (sent by `timeout`, job schedulers, container stops), raised in the main thread
-    so that temporary files and spill directories are removed on the way out, as on Ctrl-C."""
+    """SIGTERM (sent by `timeout`, job schedulers, container stops) or SIGHUP (a closed
+    terminal, a dropped ssh session), raised in the main thread so that temporary files and
+    spill directories are removed on the way out, as on Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    raise Terminated(signum)
+
+
+# the signals that end the command, cleaning up (SIGINT is Python's KeyboardInterrupt)
+ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -67,20 +77,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    previous = None
+    previous = {}
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _terminate)
+        # (the command's quiet start-up handlers, `preval._quiet_start`, end here)
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+        previous |= {s: signal.signal(s, _terminate) for s in ENDING}
     try:
         return _run(args)
     except KeyboardInterrupt:
         print("preval: interrupted; no output written", file=sys.stderr)
         return 130
-    except Terminated:
+    except Terminated as ended:
         print("preval: terminated; no output written", file=sys.stderr)
-        return 143
+        return 128 + ended.signum
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _stdout_to_devnull() -> None:
