@@ -342,3 +342,17 @@ def test_a_data_rule_names_the_file(capsys, tmp_path: Path, engine: str) -> None
     qrels.write_text("query,doc,label\nq1,d1,1\nq1,d1,0\n")
     one_line_error(capsys, ["evaluate", run, "--qrels", qrels, "--engine", engine],
                    f"qrels {qrels}: ", "repeat")  # fmt: skip
+
+
+def test_compare_names_the_run_file(capsys, tmp_path: Path) -> None:
+    # issue 32: preval compare with a NaN score or an empty run did not say which run
+    qrels, good, nan, empty = (tmp_path / n for n in ("q", "good", "nan", "empty"))
+    qrels.write_text(QRELS_TEXT)
+    good.write_text(RUN_TEXT)
+    nan.write_text("q1 Q0 d1 1 nan r2\n")
+    empty.write_text("")
+    for command in ("compare", "evaluate"):
+        one_line_error(capsys, [command, good, nan, "--qrels", qrels], "NaN", f"(run file {nan})")
+        one_line_error(
+            capsys, [command, good, empty, "--qrels", qrels], f"run file {empty} is empty"
+        )

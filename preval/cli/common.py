@@ -68,12 +68,14 @@ def read_inputs(
     input_format: str = "auto",
     *,
     subtopic: str | None = None,
+    empty_runs: bool = False,
 ) -> Inputs:
     """The input stage of every command: one table (joined, or a run with `qrels`), or TREC
     run files (one system each, with `qrels`); `qrels` a table or a TREC qrels file (read
     with `subtopic` as its iter column, for the diversity measures). Mixing tables and run
     files, a run file given twice, two runs with one name and run files without judgments
-    are refused here, alike for every command."""
+    are refused here, alike for every command; an empty run file too, unless `empty_runs`
+    (`preval trec` evaluates it as trec_eval does: it warns that nothing was evaluated)."""
     paths = [str(p) for p in paths]
     kinds = [kind(p, input_format) for p in paths]
     if qrels is not None and not Path(qrels).exists():
@@ -99,6 +101,9 @@ def read_inputs(
     for path in paths:
         if not Path(path).exists() or Path(path).is_dir():  # (a named pipe is no file)
             msg = f"run file not found: {path}"
+            raise InputError(msg)
+        if not empty_runs and Path(path).is_file() and Path(path).stat().st_size == 0:
+            msg = f"run file {path} is empty: a run holds one line per retrieved document"
             raise InputError(msg)
     if qrels is None:
         msg = f"TREC run file {paths[0]}: give its judgments with --qrels QRELS"
@@ -194,15 +199,35 @@ def collect(
         msg = f"--tmp-dir {args.tmp_dir}: no such directory"
         raise PrevalError(msg)
     size = sum(Path(p).stat().st_size for p in inputs.files if Path(p).is_file())
-    with progress(phase, quiet=quiet, total=rows_to_read(plan, inputs)) as report_rows:
-        return engines.collect(
-            plan,
-            args.engine,
-            progress=report_rows,
-            memory_limit=args.memory_limit,
-            tmp_dir=args.tmp_dir,
-            input_bytes=size,
-        )
+    try:
+        with progress(phase, quiet=quiet, total=rows_to_read(plan, inputs)) as report_rows:
+            return engines.collect(
+                plan,
+                args.engine,
+                progress=report_rows,
+                memory_limit=args.memory_limit,
+                tmp_dir=args.tmp_dir,
+                input_bytes=size,
+            )
+    except PrevalError as exc:
+        _name_the_run_file(exc, inputs)
+        raise
+
+
+def _name_the_run_file(exc: PrevalError, inputs: Inputs) -> None:
+    """A data rule broken in a TREC run: the message names the run file (its example's
+    system), and says what a run file can do about a NaN score."""
+    if not inputs.runs:
+        return
+    # a run file has no null score: a document not retrieved is a line not written
+    text = str(exc).replace(
+        "use null for a document that was not retrieved",
+        "remove the line, or give the document a number",
+    )
+    system = (exc.example or {}).get("system")
+    if system in inputs.names:
+        text = f"{text} (run file {inputs.runs[inputs.names.index(system)]})"
+    exc.args = (text,)
 
 
 _TEXT_TABLES = (".csv", ".tsv", ".tab")

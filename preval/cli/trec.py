@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import polars as pl
 
 from .. import io, options, report
 from .. import trec as trec_eval
-from ..errors import PrevalError
 from ..options import Options
 from ..planner import build_plan
 from ..summary import summarize
@@ -115,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
     # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone
     measures = measures or ["NumQ"]
-    inputs = common.read_inputs(args.runs, args.qrels, args.input_format)
-    files, names, by = [Path(p) for p in inputs.runs], list(inputs.names), ["system"]
+    inputs = common.read_inputs(args.runs, args.qrels, args.input_format, empty_runs=True)
+    names, by = list(inputs.names), ["system"]
     if not inputs.runs:  # a table: each value of its system column is a run, else the file
         columns = io.scan(inputs.data, what="run").collect_schema().names()
         by = ["system"] if "system" in columns else []
@@ -130,20 +128,7 @@ def run(args: argparse.Namespace) -> int:
         options=Options.of({"input_format": inputs.input_format, "by": by, **semantics}),
         relstrings=[trec_eval.relstring_cutoff(line) for line in strings],
     )  # fmt: skip
-    try:
-        plan = common.collect(plan, args, inputs)  # one pass
-    except PrevalError as exc:
-        system = (exc.example or {}).get("system")
-        # a run file has no null score: a document not retrieved is a line not written
-        exc.args = (
-            str(exc).replace(
-                "use null for a document that was not retrieved",
-                "remove the line, or give the document a number",
-            ),
-        )
-        if files and system in names:
-            exc.args = (f"{exc} (run file {files[names.index(system)]})",)
-        raise
+    plan = common.collect(plan, args, inputs)  # one pass
     # trec_eval 9 prints per-query lines only for the queries of the run, with -c too: whether
     # the run answered a query is known before -M and -J
     per_query = plan.per_query(answered="_answered")
