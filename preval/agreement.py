@@ -15,8 +15,10 @@ need every system at once, so that step collects its small input of one row per 
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -147,14 +149,21 @@ def agreement(
     both = (
         first.join(second, on="system", how="full", coalesce=True, nulls_equal=True)
         .sort("system")
-        .cache()
     )
 
+    done: list[pl.DataFrame] = []
+
+    def scores() -> pl.DataFrame:
+        # the two frames share one collection of the (small) scores: one evaluation
+        if not done:
+            done.append(_checked(both.collect()))
+        return done[0]
+
     def statistics() -> pl.DataFrame:
-        return _statistics(_checked(both.collect()), measure, other)
+        return _statistics(scores(), measure, other)
 
     def swapped() -> pl.DataFrame:
-        return _swapped(_checked(both.collect()))
+        return _swapped(scores())
 
     return Agreement(pl.defer(statistics, schema=STATISTICS), pl.defer(swapped, schema=SWAPPED))
 
@@ -427,3 +436,19 @@ def discriminative_power(
         )
 
     return DiscriminativePower(pl.defer(summary, schema=POWER), pl.defer(curve, schema=CURVE))
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as its function `agreement`.
+
+    ``preval.agreement`` names both: importing this module (the command line does) makes the
+    package's attribute the module, which Python sets after the import, whatever
+    `preval.__getattr__` returned before. Calling the module calls the function, so
+    ``preval.agreement(a, b, measure=...)`` works whichever of the two the name resolves to.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Agreement:
+        return agreement(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
