@@ -146,9 +146,8 @@ def agreement(
     first = _scores(io.scan(a, what="table a"), measure, system, query, "a")
     second = _scores(io.scan(b if b is not None else a, what="table b"), other, system, query,
                      "b")  # fmt: skip
-    both = (
-        first.join(second, on="system", how="full", coalesce=True, nulls_equal=True)
-        .sort("system")
+    both = first.join(second, on="system", how="full", coalesce=True, nulls_equal=True).sort(
+        "system"
     )
 
     done: list[pl.DataFrame] = []
