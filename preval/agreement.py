@@ -25,7 +25,7 @@ import polars as pl
 
 from . import io
 from .errors import InputError
-from .significance import MISSING, TESTS, _check, compare
+from .significance import check_options, compare
 
 STATISTICS = {
     "measure_a": pl.String, "measure_b": pl.String, "systems": pl.Int64, "pairs": pl.Int64,
@@ -369,14 +369,7 @@ def discriminative_power(
         ``baseline``). Lazy frames computed together, by one comparison, when the first is
         collected.
     """
-    _check(test, TESTS, "test")
-    _check(missing, MISSING, "missing")
-    if not 0 < alpha < 1:
-        msg = f"alpha must be between 0 and 1, got {alpha!r}"
-        raise InputError(msg)
-    if n_resamples < 1:
-        msg = f"n_resamples must be at least 1, got {n_resamples!r}"
-        raise InputError(msg)
+    check_options(test, "none", missing, alpha, n_resamples)
     source = io.scan(per_query, what="per-query table")
     done: list[pl.DataFrame] = []
 

@@ -20,8 +20,7 @@ import polars as pl
 
 from . import extras, io
 from .errors import InputError
-from .significance import MISSING, _check
-from .summary import measure_columns
+from .significance import MISSING, _check, measure_names
 
 SUMMARY = {
     "system": pl.String, "baseline": pl.String, "measure": pl.String, "alpha": pl.Float64,
@@ -88,7 +87,7 @@ def risk(
         if column not in schema:
             msg = f"per-query table: missing column {column!r} (columns: {', '.join(schema)})"
             raise InputError(msg)
-    names = _measures(schema, measures)
+    names = measure_names(schema, measures)
     rows = (
         lf.filter(pl.col(by).is_not_null())
         .with_columns(pl.col(by).cast(pl.String))
@@ -100,21 +99,6 @@ def risk(
     out = pl.concat(parts).sort("system", "measure", query)
     kept = out.collect_schema()
     return out.map_batches(_baseline_found(baseline, by), schema=kept)
-
-
-def _measures(schema: pl.Schema, measures: str | Iterable[str] | None) -> list[str]:
-    if measures is None:
-        names = [n for n, s in measure_columns(schema).items() if s.summary != "sum"]
-    else:
-        names = [measures] if isinstance(measures, str) else list(measures)
-        unknown = [n for n in names if n not in schema]
-        if unknown:
-            msg = f"per-query table: no measure column {unknown[0]!r} (columns: {list(schema)})"
-            raise InputError(msg)
-    if not names:
-        msg = "per-query table: no measure column (expected names like AP, P@10)"
-        raise InputError(msg)
-    return names
 
 
 def _one_measure(rows, systems, name, baseline, alpha, by, query, missing) -> pl.LazyFrame:

@@ -97,22 +97,14 @@ def compare(
     Edge cases: fewer than 2 queries, or differences that are all equal, give a null p-value
     for the t-test (scipy returns NaN) and p = 1 for the others when every difference is 0.
     """
-    _check(test, TESTS, "test")
-    _check(correction, CORRECTIONS, "correction")
-    _check(missing, MISSING, "missing")
-    if not 0 < alpha < 1:
-        msg = f"alpha must be between 0 and 1, got {alpha!r}"
-        raise InputError(msg)
-    if n_resamples < 1:
-        msg = f"n_resamples must be at least 1, got {n_resamples!r}"
-        raise InputError(msg)
+    check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
     for column in (by, query):
         if column not in table.columns:
             have = ", ".join(table.columns)
             msg = f"per-query table: missing column {column!r} (columns: {have})"
             raise InputError(msg)
-    names = _measures(table, measures)
+    names = measure_names(table.schema, measures)
     systems = sorted(table[by].unique().drop_nulls().to_list())
     if baseline is not None and baseline not in systems:
         msg = f"baseline {baseline!r} is not a system of column {by!r} (systems: {systems})"
@@ -172,13 +164,29 @@ def _check(value: object, choices: Sequence[str], name: str) -> None:
         raise InputError(msg)
 
 
-def _measures(table: pl.DataFrame, measures: str | Iterable[str] | None) -> list[str]:
-    specs = measure_columns(table.schema)
+def check_options(test: str, correction: str, missing: str, alpha: float, n_resamples: int) -> None:
+    """Refuse a comparison's options before any work (`compare`, and the statistics built
+    on it: `preval.discriminative_power`, `preval.risk`)."""
+    _check(test, TESTS, "test")
+    _check(correction, CORRECTIONS, "correction")
+    _check(missing, MISSING, "missing")
+    if not 0 < alpha < 1:
+        msg = f"alpha must be between 0 and 1, got {alpha!r}"
+        raise InputError(msg)
+    if n_resamples < 1:
+        msg = f"n_resamples must be at least 1, got {n_resamples!r}"
+        raise InputError(msg)
+
+
+def measure_names(schema: pl.Schema, measures: str | Iterable[str] | None) -> list[str]:
+    """The measure columns a comparison takes: `measures`, or every rate column of `schema`
+    (counts such as NumRet are not compared)."""
+    specs = measure_columns(schema)
     if measures is None:
         names = [n for n, s in specs.items() if s.summary != "sum"]
     else:
         names = [measures] if isinstance(measures, str) else list(measures)
-        unknown = [n for n in names if n not in table.columns]
+        unknown = [n for n in names if n not in schema]
         if unknown:
             msg = f"per-query table: no measure column {unknown[0]!r} (measures: {list(specs)})"
             raise InputError(msg)
