@@ -123,8 +123,9 @@ def compare(
     base = np.array([column[b] for _, b in pairs], dtype=np.intp)
     universes = _universes(table, names, by, query, systems, missing)
     shared: dict[str, list] = {}
-    if test == "randomization":
-        # one set of random signs for every comparison of every measure on the same queries
+    if test in ("randomization", "bootstrap"):
+        # one set of random signs (or of resampled queries) for every comparison of every
+        # measure on the same queries
         by_size: dict[int, list[str]] = {}
         for name, (x, _) in universes.items():
             by_size.setdefault(x.shape[1], []).append(name)
@@ -135,7 +136,10 @@ def compare(
             for k, name in enumerate(group):
                 x = universes[name][0]
                 np.subtract(x[cols], x[base], out=d[k * len(pairs) : (k + 1) * len(pairs)])
-            p_all = randomization_p(d.T, n_resamples, rng)
+            if test == "randomization":
+                p_all = randomization_p(d.T, n_resamples, rng)
+            else:
+                p_all = list(zip(*bootstrap_p(d.T, n_resamples, rng, alpha), strict=True))
             for k, name in enumerate(group):
                 shared[name] = p_all[k * len(pairs) : (k + 1) * len(pairs)]
     parts = []
@@ -324,7 +328,8 @@ def _nulls(values: np.ndarray) -> list[float | None]:
 def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples, rng,
                    p) -> pl.DataFrame:  # fmt: skip
     """Every comparison of one measure (`x`: systems x queries; `p`: the p-values when already
-    computed, as the randomization test does for all at once)."""
+    computed, as the randomization test does for all at once, or the bootstrap's (p-value,
+    low, high) triples)."""
     n, k = x.shape[1], len(pairs)
     stats = _paired_stats(x, cols, base)
     delta, sd = stats["mean"], stats["sd"]
@@ -353,12 +358,8 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
             p = _nulls(2 * special.stdtr(n - 1, -np.abs(t)))
     elif test == "wilcoxon":
         p = [_wilcoxon(x[c] - x[b]) for c, b in zip(cols, base, strict=True)]
-    elif test == "bootstrap":
-        p = []
-        for j, (c, b) in enumerate(zip(cols, base, strict=True)):
-            pj, lj, hj = _bootstrap(x[c] - x[b], n_resamples, rng, alpha)
-            p.append(pj)
-            low[j], high[j] = lj, hj
+    elif test == "bootstrap":  # (p-value, low, high) of each comparison, all drawn at once
+        p, low, high = (list(column) for column in zip(*p, strict=True))
     elif test == "tukey":
         p, intervals = _tukey(x, cols, base, alpha)
         low, high = [i[0] for i in intervals], [i[1] for i in intervals]
@@ -450,26 +451,34 @@ def randomization_p(
     return p[0] if single else p
 
 
-def _bootstrap(
+def bootstrap_p(
     d: np.ndarray, n_resamples: int, rng: np.random.Generator, alpha: float
-) -> tuple[float | None, float | None, float | None]:
-    """Paired bootstrap: the percentile interval of resampled mean differences, and the
-    p-value of the centred differences (the null: the mean difference is 0)."""
-    n = d.size
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    """Paired bootstrap of the mean difference, for every column of `d` (queries x
+    comparisons) on the same resampled queries: the p-value (b + 1) / (R + 1), b the
+    resamples whose centred mean is at least as far from 0 as the observed mean (the null:
+    the mean difference is 0), and the percentile interval of the resampled means.
+
+    A resample of the n queries is a row of counts w (how often each query was drawn, n in
+    all), so the resampled means of every comparison are one matrix product, w @ d / n, and
+    the centred mean is that minus the observed mean: one draw serves every comparison.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    n, k = d.shape
     if n == 0:
-        return None, None, None
-    observed = d.mean()
-    centred = d - observed
-    means, null_means = [], []
+        return [None] * k, [None] * k, [None] * k
+    observed = d.mean(axis=0)
+    boot = np.empty((n_resamples, k))
+    done = 0
     for step in _blocks(n_resamples, n):
-        index = rng.integers(0, n, size=(step, n))
-        means.append(d[index].mean(axis=1))
-        null_means.append(centred[index].mean(axis=1))
-    boot, null = np.concatenate(means), np.concatenate(null_means)
-    tolerance = 1e-12 * max(1.0, abs(observed))
-    extreme = int((np.abs(null) >= abs(observed) - tolerance).sum())
-    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    return (extreme + 1) / (n_resamples + 1), float(low), float(high)
+        index = rng.integers(0, n, size=(step, n)) + n * np.arange(step)[:, None]
+        counts = np.bincount(index.ravel(), minlength=step * n).reshape(step, n)
+        boot[done : done + step] = counts @ d / n
+        done += step
+    tolerance = 1e-12 * np.maximum(1.0, np.abs(observed))
+    extreme = (np.abs(boot - observed) >= np.abs(observed) - tolerance).sum(axis=0)
+    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+    return ((extreme + 1) / (n_resamples + 1)).tolist(), low.tolist(), high.tolist()
 
 
 def corrected_p(p: Sequence[float | None], method: str) -> list[float | None]:
