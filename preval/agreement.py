@@ -194,6 +194,7 @@ def _checked(both: pl.DataFrame) -> pl.DataFrame:
             names = lacking["system"].to_list()
             msg = f"agreement: systems of table {side} missing from table {there}: {names[:5]}"
             raise InputError(msg)
+    for side in ("a", "b"):
         many = both.filter(~pl.col(f"{side}_per_query") & (pl.col(f"{side}_rows") > 1))
         if many.height:
             msg = (

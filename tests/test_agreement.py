@@ -299,6 +299,12 @@ def test_bad_input() -> None:
     lacking = pl.DataFrame({"system": ["s0", "s9"], "AP": [0.1, 0.2]})
     with pytest.raises(preval.InputError, match=r"missing from table b: \['s9'\]"):
         preval.agreement(lacking, summary([1.0, 2.0]), measure="AP").statistics.collect()
+    extra = summary([1.0, 2.0, 3.0])  # s2 is not in a
+    with pytest.raises(preval.InputError, match=r"of table b missing from table a: \['s2'\]"):
+        preval.agreement(summary([1.0, 2.0]), extra, measure="AP").swapped.collect()
+    unscored = pl.DataFrame({"system": ["s0", "s1"], "AP": [0.1, None]})
+    with pytest.raises(preval.InputError, match="system 's1' has no score"):
+        preval.agreement(unscored, summary([1.0, 2.0]), measure="AP").statistics.collect()
     twice = pl.DataFrame({"system": ["s0", "s0", "s1"], "AP": [0.1, 0.2, 0.3]})
     with pytest.raises(preval.InputError, match="no query column"):
         preval.agreement(twice, summary([1.0, 2.0]), measure="AP").statistics.collect()
