@@ -410,3 +410,30 @@ def test_cli_agreement(capsys, tmp_path: Path) -> None:
     rc = main(["agreement", str(FIXTURE), "-m", "AP"])
     _, err = capsys.readouterr()
     assert rc == 2 and "give a second -m" in err
+
+
+def test_cli_second_rankings(capsys, tmp_path: Path) -> None:
+    # --against: a second per-query table (another query set); --against-qrels: the same run
+    # judged by other qrels (here the judgments turned upside down: relevant is non-relevant)
+    per_query = preval.evaluate(FIXTURE, ["AP", "P@10"], by="system").collect()
+    first, second = tmp_path / "first.parquet", tmp_path / "second.parquet"
+    per_query.filter(pl.col("query") < "q150").write_parquet(first)
+    per_query.filter(pl.col("query") >= "q150").write_parquet(second)
+    rc = main(["agreement", str(first), "--per-query-table", "-m", "P@10", "--against",
+               str(second), "--format", "json"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    expected = preval.agreement(first, second, measure="P@10").statistics.collect()
+    assert rc == 0 and pl.read_json(out.encode()).equals(expected)
+    root = FIXTURE.parent
+    qrels = pl.read_csv(root / "example_qrels.csv", schema_overrides={"query": pl.String})
+    fewer = tmp_path / "upside_down_qrels.csv"
+    qrels.with_columns(label=(pl.col("label") == 0).cast(pl.Int64)).write_csv(fewer)
+    run = root / "example_run.csv"
+    rc = main(["agreement", str(run), "--qrels", str(root / "example_qrels.csv"),
+               "--against-qrels", str(fewer), "-m", "AP", "--format", "csv"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    full = preval.evaluate(run, ["AP"], qrels=root / "example_qrels.csv", by="system")
+    shallow = preval.evaluate(run, ["AP"], qrels=fewer, by="system")
+    expected = preval.agreement(full, shallow, measure="AP").statistics.collect()
+    assert rc == 0 and pl.read_csv(out.encode()).equals(expected)
+    assert expected["discordant"][0] > 0  # the second judgments did rank the systems anew
