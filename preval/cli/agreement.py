@@ -31,8 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "agreement",
         help="rank correlation of two rankings of the systems (Kendall's tau, tau_AP) and "
         "discriminative power (needs preval[stats])",
-        description="Rank the systems of INPUT by two measures (the first -m against each "
-        "other), or by one measure on two tables (--against) or two sets of judgments "
+        description="Rank the systems of INPUT by several measures (the first -m against each "
+        "of the others), or by one measure on two tables (--against) or two sets of judgments "
         "(--against-qrels), and report Kendall's tau-b, tau_AP (the first ranking as the "
         "reference), tau_AP-b and the pairs the rankings order differently. With --power, the "
         "discriminative power of each measure: the share of system pairs a paired test finds "
