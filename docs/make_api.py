@@ -29,7 +29,16 @@ NAMES = [
     "curve",
     "parse",
 ]
-OPTIONAL = ["compare", "spark.evaluate", "spark.summarize", "sql"]
+OPTIONAL = [
+    "compare",
+    "agreement",
+    "discriminative_power",
+    "risk",
+    "risk_summary",
+    "spark.evaluate",
+    "spark.summarize",
+    "sql",
+]
 
 
 def resolve(name: str):

@@ -34,12 +34,21 @@ from .summary import summarize, to_long
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> object:
-    # compare loads numpy: only a session that compares systems pays for it
-    if name == "compare":
-        from .significance import compare
+# the statistics load numpy: only a session that uses them pays for it (name -> module)
+_STATISTICS = {
+    "compare": "significance",
+    "agreement": "agreement",
+    "discriminative_power": "agreement",
+    "risk": "risk",
+    "risk_summary": "risk",
+}
 
-        return compare
+
+def __getattr__(name: str) -> object:
+    if name in _STATISTICS:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_STATISTICS[name]}", __name__), name)
     msg = f"module 'preval' has no attribute {name!r}"
     raise AttributeError(msg)
 
@@ -60,13 +69,17 @@ __all__ = [
     "PrevalError",
     "Result",
     "__version__",
+    "agreement",
     "audit",
     "collect",
     "compare",
     "curve",
+    "discriminative_power",
     "evaluate",
     "parse",
     "plan",
+    "risk",
+    "risk_summary",
     "scan_qrels",
     "scan_run",
     "sql",
