@@ -37,10 +37,10 @@ __version__ = "0.1.0"
 # the statistics load numpy: only a session that uses them pays for it (name -> module)
 _STATISTICS = {
     "compare": "significance",
-    "agreement": "agreement",
-    "discriminative_power": "agreement",
-    "risk": "risk",
-    "risk_summary": "risk",
+    "agreement": "meta_evaluation",
+    "discriminative_power": "meta_evaluation",
+    "risk": "risk_adjusted",
+    "risk_summary": "risk_adjusted",
 }
 
 

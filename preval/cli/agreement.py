@@ -10,8 +10,8 @@ import sys
 import polars as pl
 
 from .. import io, options, report
-from ..agreement import agreement, discriminative_power
 from ..errors import InputError
+from ..meta_evaluation import agreement, discriminative_power
 from ..significance import MISSING, TESTS
 from . import common
 from .compare import _evaluate

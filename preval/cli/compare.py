@@ -182,7 +182,7 @@ def _evaluate(
 def _with_risk(result: pl.DataFrame, per_query, baseline: str, args) -> pl.DataFrame:
     """The comparison with each row's URisk and TRisk against the baseline (`preval.risk`,
     on the comparison's query universe: with --risk 0 URisk is the delta)."""
-    from ..risk import risk_summary
+    from ..risk_adjusted import risk_summary
 
     measures = result["measure"].unique(maintain_order=True).to_list()
     risk = risk_summary(

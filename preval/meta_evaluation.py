@@ -15,10 +15,8 @@ need every system at once, so that step collects its small input of one row per 
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -429,19 +427,3 @@ def discriminative_power(
         )
 
     return DiscriminativePower(pl.defer(summary, schema=POWER), pl.defer(curve, schema=CURVE))
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as its function `agreement`.
-
-    ``preval.agreement`` names both: importing this module (the command line does) makes the
-    package's attribute the module, which Python sets after the import, whatever
-    `preval.__getattr__` returned before. Calling the module calls the function, so
-    ``preval.agreement(a, b, measure=...)`` works whichever of the two the name resolves to.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Agreement:
-        return agreement(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -11,10 +11,7 @@ alpha = 0 URisk is the mean difference (`preval.compare`'s delta).
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterable
-from typing import Any
 
 import polars as pl
 
@@ -224,14 +221,3 @@ def _p_values(df: pl.DataFrame) -> pl.DataFrame:
         p = pl.Series("p_value", 2 * special.stdtr(dof, -abs(t)), dtype=pl.Float64)
         p = p.fill_nan(None)
     return df.with_columns(p)
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as its function `risk` (see `preval.agreement`'s twin: importing
-    the module makes ``preval.risk`` the module, so the module calls the function)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pl.LazyFrame:
-        return risk(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
