@@ -12,6 +12,7 @@ from . import (
 from .api import audit, evaluate, plan
 from .conventions import CONVENTIONS
 from .curves import curve
+from .custom import RankedQuery, define_measure, remove_measure
 from .engines import NotGroupedError
 from .errors import (
     ColumnTypeError,
@@ -67,6 +68,7 @@ __all__ = [
     "Options",
     "Plan",
     "PrevalError",
+    "RankedQuery",
     "Result",
     "__version__",
     "agreement",
@@ -74,10 +76,12 @@ __all__ = [
     "collect",
     "compare",
     "curve",
+    "define_measure",
     "discriminative_power",
     "evaluate",
     "parse",
     "plan",
+    "remove_measure",
     "risk",
     "risk_summary",
     "scan_qrels",
