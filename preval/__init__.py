@@ -31,6 +31,7 @@ from .planner import Plan
 from .result import Result, collect
 from .sqlgen import sql
 from .summary import summarize, to_long
+from .unjudged import bounds
 
 __version__ = "0.1.0"
 
@@ -73,6 +74,7 @@ __all__ = [
     "__version__",
     "agreement",
     "audit",
+    "bounds",
     "collect",
     "compare",
     "curve",
