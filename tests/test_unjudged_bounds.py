@@ -270,3 +270,21 @@ def test_lower_equals_observed_and_upper_rises(data) -> None:
     )
     want = nums.join(n_unjudged, on="query", how="left").with_columns(pl.col("len").fill_null(0))
     assert (want["u"] == want["o"] + want["len"]).all()
+
+
+def test_spark_takes_the_option() -> None:
+    pspark = pytest.importorskip("preval.spark", reason="pyspark is not installed")
+    from tests.spark_session import spark_session
+
+    spark = spark_session()
+    sdf = pspark.evaluate(
+        spark.createDataFrame(RUN.to_arrow()),
+        MEASURES,
+        qrels=spark.createDataFrame(QRELS.to_arrow()),
+        by="system",
+        unjudged=1,
+        num_buckets=3,
+    )
+    got = pl.from_arrow(sdf.toArrow())
+    assert isinstance(got, pl.DataFrame)
+    close(got, reference(RUN, QRELS, 1))
