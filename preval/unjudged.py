@@ -1,6 +1,7 @@
 """Bounds for unjudged documents: every measure evaluated as the judgments stand, with every
 unjudged retrieved document counted non-relevant, and with every one counted relevant (the
-`unjudged` option, applied where the plan joins the judgments: `preval.planner.qrels.relabel`).
+`unjudged_label` option, applied where the plan joins the judgments:
+`preval.planner.qrels.relabel`).
 
 The three evaluations are stacked as rows with a `BOUND` column (``lower``, ``observed``,
 ``upper``), not as suffixed columns: every measure keeps its canonical column name, so a
@@ -31,10 +32,11 @@ def scenarios(options: Options, upper: float | None = None) -> dict[str, Options
     """The options of the three evaluations: unjudged documents labelled 0 (``lower``), left
     unjudged (``observed``), labelled `upper` (``upper``; default: the relevance level)."""
     sem = options.semantics
-    if sem.unjudged is not None:
+    if sem.unjudged_label is not None:
         msg = (
-            f"bounds sets the unjudged option itself (0 and the upper label); got "
-            f"unjudged={sem.unjudged!r}: leave it out, or give the upper label as upper="
+            f"bounds sets the unjudged_label option itself (0 and the upper label); got "
+            f"unjudged_label={sem.unjudged_label!r}: leave it out, or give the upper label "
+            "as upper="
         )
         raise InputError(msg)
     given = upper
@@ -49,7 +51,7 @@ def scenarios(options: Options, upper: float | None = None) -> dict[str, Options
         )
         raise InputError(msg)
     return {
-        name: dataclasses.replace(options, semantics=dataclasses.replace(sem, unjudged=value))
+        name: dataclasses.replace(options, semantics=dataclasses.replace(sem, unjudged_label=value))
         for name, value in ((LOWER, LOWER_LABEL), (OBSERVED, None), (UPPER, float(upper)))
     }
 
@@ -96,9 +98,9 @@ def bounds(
     """Each measure per query as judged, and its bounds over the unjudged retrieved documents.
 
     Three evaluations of the same arguments (`preval.evaluate`), stacked as rows:
-    ``bound="lower"`` with ``unjudged=0`` (every unjudged retrieved document of a judged query
+    ``bound="lower"`` with ``unjudged_label=0`` (every unjudged retrieved document of a judged query
     counted non-relevant, and judged), ``"observed"`` as the judgments stand, and ``"upper"``
-    with ``unjudged=upper`` (every one counted relevant at label `upper`, and R counting it).
+    with ``unjudged_label=upper`` (every one counted relevant at label `upper`, and R counting it).
 
     For the measures that rise with every relevant document and have no R or ideal in their
     denominator (P@k, Success@k, RR, DCG@k, Hits, NumRelRet, RBP) the lower and upper values

@@ -1,4 +1,4 @@
-"""Unjudged documents counted relevant or not (the `unjudged` option) and the bounds it gives
+"""Unjudged documents counted relevant or not (the `unjudged_label` option) and the bounds it gives
 (`preval.bounds`, ``preval evaluate --bounds``): against a plain-Python reference that relabels
 the unjudged retrieved documents and computes AP, P@k, nDCG@k and R by hand, in every engine;
 and properties over random runs (hypothesis) for the measures where a bound must hold.
@@ -92,7 +92,9 @@ def close(got: pl.DataFrame, want: pl.DataFrame) -> None:
 @pytest.mark.parametrize("unjudged", [None, 0, 1, 2])
 def test_equals_the_relabelled_reference(unjudged: float | None) -> None:
     want = reference(RUN, QRELS, unjudged)
-    got = preval.evaluate(RUN, MEASURES, qrels=QRELS, by="system", unjudged=unjudged).collect()
+    got = preval.evaluate(
+        RUN, MEASURES, qrels=QRELS, by="system", unjudged_label=unjudged
+    ).collect()
     close(got, want)
     # one joined table (each system's rows and its unretrieved judged documents): the same
     table = RUN.join(
@@ -101,19 +103,19 @@ def test_equals_the_relabelled_reference(unjudged: float | None) -> None:
         how="full",
         coalesce=True,
     )
-    close(preval.evaluate(table, MEASURES, by="system", unjudged=unjudged).collect(), want)
+    close(preval.evaluate(table, MEASURES, by="system", unjudged_label=unjudged).collect(), want)
 
 
 @pytest.mark.parametrize("engine", ["in-memory", "streaming", "chunked", "partitioned"])
 def test_every_engine(engine: str) -> None:
     want = reference(RUN, QRELS, 1)
-    plan = preval.plan(RUN, MEASURES, qrels=QRELS, by="system", unjudged=1)
+    plan = preval.plan(RUN, MEASURES, qrels=QRELS, by="system", unjudged_label=1)
     close(preval.collect(plan, engine=engine).per_query().collect(), want)
 
 
 def test_small_chunks_and_spilled_buckets() -> None:
     want = reference(RUN, QRELS, 2)
-    plan = preval.plan(RUN, MEASURES, qrels=QRELS, by="system", unjudged=2)
+    plan = preval.plan(RUN, MEASURES, qrels=QRELS, by="system", unjudged_label=2)
     chunked = collect_chunked(plan, chunk_rows=6)  # (holds its spill files: keep it)
     close(chunked.per_query().collect(), want)
     spilled = collect_partitioned(plan, buckets=3, chunk_rows=15)
@@ -137,25 +139,25 @@ def test_bounds_stack_the_three_evaluations() -> None:
 
 
 def test_bounds_refuse_what_they_set_themselves() -> None:
-    with pytest.raises(preval.InputError, match="bounds sets the unjudged option itself"):
-        preval.bounds(RUN, ["AP"], qrels=QRELS, by="system", unjudged=1)
+    with pytest.raises(preval.InputError, match="bounds sets the unjudged_label option itself"):
+        preval.bounds(RUN, ["AP"], qrels=QRELS, by="system", unjudged_label=1)
     with pytest.raises(preval.InputError, match="below the relevance level"):
         preval.bounds(RUN, ["AP"], qrels=QRELS, by="system", relevance_level=2, upper=1)
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), "1", True])
 def test_the_option_takes_a_finite_label(bad: object) -> None:
-    with pytest.raises(preval.InputError, match="unjudged must be a finite number"):
-        preval.evaluate(RUN, ["AP"], qrels=QRELS, by="system", unjudged=bad)
+    with pytest.raises(preval.InputError, match="unjudged_label must be a finite number"):
+        preval.evaluate(RUN, ["AP"], qrels=QRELS, by="system", unjudged_label=bad)
 
 
 def test_queries_without_judgments_stay_out_and_diversity_is_refused() -> None:
-    got = preval.evaluate(RUN, ["AP"], qrels=QRELS, by="system", unjudged=1).collect()
+    got = preval.evaluate(RUN, ["AP"], qrels=QRELS, by="system", unjudged_label=1).collect()
     assert "q9" not in got["query"].to_list()
     div = QRELS.with_columns(pl.lit("s1").alias("subtopic"))
     with pytest.raises(preval.MeasureError, match="does not apply to the diversity measures"):
         preval.evaluate(
-            RUN, ["alpha_nDCG@5"], qrels=div, by="system", subtopic="subtopic", unjudged=1
+            RUN, ["alpha_nDCG@5"], qrels=div, by="system", subtopic="subtopic", unjudged_label=1
         )
 
 
@@ -201,7 +203,7 @@ def test_cli_bounds(tmp_path) -> None:
         preval.bounds(RUN, ["AP", "P@5"], qrels=QRELS, by="system"), by=["system", "bound"]
     ).collect()
     assert_frame_equal(summary, want, check_exact=False, check_dtypes=False)
-    argv = [*argv[:-3], "--unjudged", "1", "--summary", str(out), "-q"]
+    argv = [*argv[:-3], "--unjudged-label", "1", "--summary", str(out), "-q"]
     argv.remove("--bounds")
     assert main(argv) == 0
     upper = want.filter(pl.col("bound") == "upper").drop("bound")
@@ -282,7 +284,7 @@ def test_spark_takes_the_option() -> None:
         MEASURES,
         qrels=spark.createDataFrame(QRELS.to_arrow()),
         by="system",
-        unjudged=1,
+        unjudged_label=1,
         num_buckets=3,
     )
     got = pl.from_arrow(sdf.toArrow())
