@@ -56,6 +56,7 @@ def scenarios(options: Options, upper: float | None = None) -> dict[str, Options
     }
 
 
+@accepts("evaluate")
 def plans(
     data: io.Source,
     measures: str | Iterable[str],

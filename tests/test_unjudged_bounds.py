@@ -290,3 +290,15 @@ def test_spark_takes_the_option() -> None:
     got = pl.from_arrow(sdf.toArrow())
     assert isinstance(got, pl.DataFrame)
     close(got, reference(RUN, QRELS, 1))
+
+
+def test_the_plans_of_the_bounds_run_with_any_engine() -> None:
+    from preval import unjudged
+
+    plans = unjudged.plans(RUN, MEASURES, qrels=QRELS, by="system")
+    collected = {name: preval.collect(p, engine="chunked") for name, p in plans.items()}
+    got = unjudged.stack(
+        {name: c.per_query() for name, c in collected.items()}, ["system", "query"]
+    ).collect()
+    want = preval.bounds(RUN, MEASURES, qrels=QRELS, by="system").collect()
+    assert_frame_equal(got, want)
