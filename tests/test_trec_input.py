@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import gzip
 import random
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -737,3 +739,20 @@ def test_malformed_line_of_the_second_run_read_together_is_named(tmp_path) -> No
     bad.write_text("q1 Q0 d1 1 0.5 b\nq1 Q0 d2 2 0.4 b\nq1 Q0 d3 3 x b\n")
     with pytest.raises(preval.InputError, match=r"bad\.run, line 3: .*'q1 Q0 d3 3 x b'"):
         io.scan_run([good, bad]).collect()
+
+
+def test_trec_command_imports_only_what_it_uses() -> None:
+    """`preval trec` on small files loads its own subcommand, not the others' dependencies:
+    compare's numpy (start-up is most of the time on small files)."""
+    code = (
+        "import sys\n"
+        "from preval.cli import main\n"
+        "code = main(['trec', 'fixtures/trec/qrels.txt', 'fixtures/trec/bm25.run'])\n"
+        "loaded = [m for m in ('numpy', 'scipy', 'preval.significance') if m in sys.modules]\n"
+        "print(code, loaded, file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.stderr.strip().splitlines()[-1] == "0 []"
+    assert proc.stdout.startswith("runid")
