@@ -462,7 +462,7 @@ def _read_together(files: list[Path]) -> tuple[list[Path], set[Path]]:
     single spaces (`_single_spaced`); and the others, read apart (`_trec_checked`)."""
     small = sum(f.stat().st_size for f in files if f.is_file()) <= SMALL_CHECK_BYTES
     together = [f for f in files if f.is_file() and _single_spaced(f, small=small)]
-    return together, {f for f in files if f not in together}
+    return together, set(files).difference(together)
 
 
 def _trec_together(
