@@ -474,14 +474,18 @@ def _trec_together(
     extra_ok: bool,
 ) -> pl.LazyFrame:
     """The fields of single-spaced TREC files (`_single_spaced`) read by one scan of Polars'
-    CSV reader, column `_PATH` the file of each row, numbers parsed, every line checked: a
-    malformed one raises `InputError` naming the file and line, found by reading that file
-    again, alone, line by line (`_trec_checked`: the scan's row numbers run across files)."""
+    CSV reader, column `_PATH` the file of each row (of several), numbers parsed, every line
+    checked: a malformed one raises `InputError` naming the file and line, found by reading
+    that file again, alone, line by line (`_trec_checked`: the scan's row numbers run across
+    files)."""
     names = [f"field_{i}" for i in range(len(fields) + 1)]
+    # one file: no column of its path (a string per row, which a stream would carry)
+    many = len(files) > 1
     lf = pl.scan_csv(
         [str(f) for f in files], has_header=False, separator=" ", quote_char=None,
         comment_prefix="#", schema=dict.fromkeys(names, pl.String), truncate_ragged_lines=True,
-        missing_columns="insert", extra_columns="ignore", include_file_paths=_PATH, glob=False,
+        missing_columns="insert", extra_columns="ignore", glob=False,
+        include_file_paths=_PATH if many else None,
     ).rename(dict(zip(names, fields, strict=False)))  # fmt: skip
     parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
     bad = [
@@ -490,19 +494,20 @@ def _trec_together(
         *([] if extra_ok else [pl.col(names[-1]).is_not_null()]),
     ]
     kept = [name for name in fields if name != fields[-1] or name in numeric]
-    schema = {_PATH: pl.String, **{name: numeric.get(name, pl.String) for name in kept}}
+    path_column = {_PATH: pl.String} if many else {}
+    schema = {**path_column, **{name: numeric.get(name, pl.String) for name in kept}}
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
         flags = df.get_column(_BAD)
         if flags.any():
-            path = Path(df.get_column(_PATH).filter(flags)[0])
+            path = Path(df.get_column(_PATH).filter(flags)[0]) if many else files[0]
             _trec_checked(path, fields, numeric, what, extra_ok=extra_ok).collect()  # raises
             msg = f"{what} {_shown(path)}: a malformed line"  # (the read alone found none)
             raise InputError(msg)
         return df.drop(_BAD)
 
     return lf.select(
-        _PATH, *(parsed.get(name, pl.col(name)).alias(name) for name in kept),
+        *path_column, *(parsed.get(name, pl.col(name)).alias(name) for name in kept),
         pl.any_horizontal(bad).alias(_BAD),
     ).map_batches(check, schema=schema, streamable=True)  # fmt: skip
 
@@ -524,6 +529,9 @@ def _trec_checked(
     )
 
 
+# single-spaced TREC runs up to this many bytes in all are read by one scan (larger ones one
+# by one)
+TOGETHER_BYTES = 2**28
 # TREC files up to this many bytes in all are checked for single spaces with bytes' own
 # searches; larger ones with numpy, whose import costs more than the check of small files
 SMALL_CHECK_BYTES = 2**22
@@ -702,12 +710,17 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
     numeric = {"score": pl.Float64}
     together, apart = _read_together(files)
+    # large runs are scanned one by one: a scan of several carries each row's file path
+    one_scan = together and sum(f.stat().st_size for f in together) <= TOGETHER_BYTES
+    scans = [together] if one_scan else [[f] for f in together]
     frames = []
-    if together:
-        system = pl.col(_PATH).replace_strict(
-            [str(f) for f in files], systems, return_dtype=pl.String
+    for group in scans:
+        system = (
+            pl.col(_PATH).replace_strict([str(f) for f in files], systems, return_dtype=pl.String)
+            if len(group) > 1
+            else pl.lit(systems[files.index(group[0])])
         )
-        lf = _trec_together(together, RUN_FIELDS, numeric, "run", extra_ok=True)
+        lf = _trec_together(group, RUN_FIELDS, numeric, "run", extra_ok=True)
         frames.append(lf.select(system.alias("system"), *schema))
     for path, system in zip(files, systems, strict=True):
         if path in apart:

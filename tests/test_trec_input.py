@@ -707,10 +707,14 @@ def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
     assert io.scan_run(path).collect()["doc"][0] == "d1"
 
 
-def test_many_runs_read_together_as_each_alone(tmp_path) -> None:
-    """Single-spaced runs are read by one scan, the others line by line, in one frame: each
-    run's rows are those it has read alone (a plain-Python split is the reference)."""
+@pytest.mark.parametrize("together_bytes", [2**28, 1])
+def test_many_runs_read_together_as_each_alone(tmp_path, monkeypatch, together_bytes) -> None:
+    """Single-spaced runs are read by one scan (or, beyond `TOGETHER_BYTES`, one scan each),
+    the others line by line, in one frame: each run's rows are those it has read alone (a
+    plain-Python split is the reference)."""
     from preval import io
+
+    monkeypatch.setattr(io, "TOGETHER_BYTES", together_bytes)
 
     texts = {
         "a": "q1 Q0 d1 1 0.5 ra\nq2 Q0 d2 1 0.25 ra\n",
