@@ -3,7 +3,9 @@
 Usage::
 
     python benchmarks/run.py --sizes 1000000 10000000 [--repeat 3] [--format parquet|trec] \
-        [--measures AP RR Rprec P@5 P@10] [--out benchmarks/results.md]
+        [--measures AP RR Rprec P@5 P@10] [--out NEW.md | --append benchmarks/results.md]
+    python benchmarks/run.py --format trec --runs 100 --sizes 10000 --tools preval-trec \
+        trec_eval-O2   # 100 runs: one preval call against 100 calls of each peer
 
 For each size the data is generated once by ``benchmarks/generate.py`` (cached
 in ``benchmarks/.data/``): a joined Parquet table with ``--format parquet``
@@ -17,6 +19,9 @@ memory in MB.
 
 Adding a peer = one command-builder function registered in ``TOOLS[format]``:
 it gets a ``Context`` and returns the argv to run, or raises ``Skip(reason)``.
+
+The table goes to stdout, and to ``--out`` (a new file: an existing one is never overwritten)
+or ``--append`` (added at the end of a file, e.g. results.md, whose history stays).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import importlib.util
 import json
 import os
 import platform
+import shlex
 import shutil
 import signal
 import statistics
@@ -66,6 +72,8 @@ class Context:
     measures: list[str]
     workdir: Path  # scratch directory for this tool's outputs
     qrels: Path | None = None  # the TREC qrels file (--format trec)
+    runs: list[Path] = field(default_factory=list)  # --runs N: every run file (data the first)
+    options: argparse.Namespace | None = None  # the command line (peer interpreter, builds)
 
 
 @dataclass
@@ -74,6 +82,9 @@ class Outcome:
     wall: list[float] = field(default_factory=list)
     rss_mb: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # user + system seconds of the child
+    load: list[float] = field(default_factory=list)  # 1-minute load average as the run began
+    output: str = ""  # how its trec_eval-format output compares (`compare_outputs`)
+    chained: bool = False  # one call per run file in one shell: its peak RSS is not its own
 
 
 # --------------------------------------------------------------------------
@@ -151,7 +162,7 @@ def _trec_files(ctx: Context) -> list[str]:
     if ctx.qrels is None:
         msg = "needs a TREC run + qrels pair (--format trec)"
         raise Skip(msg)
-    return [str(ctx.qrels), str(ctx.data)]
+    return [str(ctx.qrels), *map(str, ctx.runs or [ctx.data])]
 
 
 def build_floor_trec(ctx: Context) -> list[str]:
@@ -192,6 +203,44 @@ def build_pytrec_eval_trec(ctx: Context) -> list[str]:
     ]
 
 
+def _peer_python(ctx: Context, module: str) -> str:
+    """The interpreter of a peer library: --peer-python (a venv of its own), else this one."""
+    python = getattr(ctx.options, "peer_python", None) or sys.executable
+    if python == sys.executable and importlib.util.find_spec(module) is None:
+        msg = f"{module} is not importable (pip install '.[bench]', or give --peer-python)"
+        raise Skip(msg)
+    return python
+
+
+def _trec_peer(module: str, script: str, ctx: Context) -> list[str]:
+    return [
+        _peer_python(ctx, module), str(PEERS / script), *_trec_files(ctx), *ctx.measures,
+        "--summary", str(ctx.workdir / f"{module}_summary.csv"),
+    ]  # fmt: skip
+
+
+def build_ir_measures_trec(ctx: Context) -> list[str]:
+    return _trec_peer("ir_measures", "ir_measures_trec.py", ctx)
+
+
+def build_ranx_trec(ctx: Context) -> list[str]:
+    return _trec_peer("ranx", "ranx_trec.py", ctx)
+
+
+def build_trec_eval(option: str) -> Callable[[Context], list[str]]:
+    """trec_eval itself, the executable given by --trec-eval (as shipped: no -O) or
+    --trec-eval-o2 (built with -O2); its output is trec_eval's, as preval trec's."""
+
+    def build(ctx: Context) -> list[str]:
+        exe = getattr(ctx.options, option, None)
+        if not exe or not Path(exe).is_file():
+            msg = f"no trec_eval build given (--{option.replace('_', '-')})"
+            raise Skip(msg)
+        return [exe, *trec_measure_args(ctx.measures), *_trec_files(ctx)]
+
+    return build
+
+
 # format -> tool name -> command builder; the first tool of each format is its floor
 # preval's engines one by one: not run unless named with --tools
 ENGINE_TOOLS = {
@@ -211,7 +260,11 @@ TOOLS: dict[str, dict[str, Callable[[Context], list[str]]]] = {
     "trec": {
         "floor-trec": build_floor_trec,
         "preval-trec": build_preval_trec,
+        "trec_eval": build_trec_eval("trec_eval"),
+        "trec_eval-O2": build_trec_eval("trec_eval_o2"),
         "pytrec_eval-trec": build_pytrec_eval_trec,
+        "ir_measures-trec": build_ir_measures_trec,
+        "ranx-trec": build_ranx_trec,
     },
 }
 FLOOR = {fmt: next(iter(tools)) for fmt, tools in TOOLS.items()}
@@ -328,6 +381,8 @@ def bench_size(
     scratch: Path,
     qrels: Path | None = None,
     memory_mb: float = float("inf"),
+    runs: list[Path] | None = None,
+    options: argparse.Namespace | None = None,
 ) -> dict[str, Outcome]:
     """Every tool of `names` on one data set: `repeat` rounds, each running every tool once in
     turn, each run with the data files in the page cache (`warm`).
@@ -335,16 +390,25 @@ def bench_size(
     Tools take turns rather than running their repeats back to back, so that a drift in the
     machine's speed over the minutes of a pass (seen here: ±30% between passes) reaches every
     tool alike and the ratios to the floor hold. A capped or failed run is not repeated.
+
+    `runs` (several run files against one qrels): the tools of `MULTI_RUN` take them all in
+    one call; every other tool runs once per run file, one process after the other, as a user
+    of it does (one shell, the calls chained; its wall and CPU time are the sum).
     """
+    runs = runs or []
     commands: dict[str, tuple[list[str], Path]] = {}  # name -> (argv, working directory)
     outcomes: dict[str, Outcome] = {}
     for name in names:
         workdir = scratch / name
         workdir.mkdir(parents=True, exist_ok=True)
         try:
-            cmd = TOOLS[FORMAT_OF[name]][name](Context(data, measures, workdir, qrels))
+            build = TOOLS[FORMAT_OF[name]][name]
+            cmd = build(Context(data, measures, workdir, qrels, runs, options))
+            if len(runs) > 1 and name not in MULTI_RUN:
+                each = [build(Context(r, measures, workdir, qrels, [], options)) for r in runs]
+                cmd = ["sh", "-c", " && ".join(shlex.join(c) for c in each)]
             commands[name] = (cmd, workdir)
-            outcomes[name] = Outcome("ok")
+            outcomes[name] = Outcome("ok", chained=len(runs) > 1 and name not in MULTI_RUN)
         except Skip as exc:
             outcomes[name] = Outcome(f"skipped: {exc}")
     for i in range(repeat):
@@ -352,19 +416,47 @@ def bench_size(
             outcome = outcomes[name]
             if outcome.status != "ok":
                 continue
-            warm([data] if qrels is None else [data, qrels])
+            warm([data] if qrels is None else [*(runs or [data]), qrels])
+            load = os.getloadavg()[0]
             status, wall, rss, cpu = run_once(cmd, workdir, timeout, f"run{i}", memory_mb)
             print(
                 f"  {name:<16} #{i + 1}: {status:<8.60} {wall:8.2f} s {cpu:8.2f} s CPU "
-                f"{rss:9.1f} MB",
+                f"{rss:9.1f} MB  load {load:.1f}",
                 file=sys.stderr,
                 flush=True,
             )
             outcome.wall.append(wall)
             outcome.rss_mb.append(rss)
             outcome.cpu.append(cpu)
+            outcome.load.append(load)
             outcome.status = status
+    compare_outputs(outcomes, scratch, multi=len(runs) > 1)
     return outcomes
+
+
+# the tools whose stdout is trec_eval's output format, compared byte for byte
+TREC_OUTPUT = ("trec_eval-O2", "trec_eval", "preval-trec")
+# the tools that take several run files in one call
+MULTI_RUN = ("floor-trec", "preval-trec")
+
+
+def compare_outputs(outcomes: dict[str, Outcome], scratch: Path, *, multi: bool) -> None:
+    """Set each trec_eval-format tool's `output`: whether its first run's stdout is the
+    reference's (the first of `TREC_OUTPUT` that ran) byte for byte. preval trec given
+    several runs starts each line with the run's name and a tab: without it, its lines are
+    the reference's, run after run (one trec_eval call per run, in the same order)."""
+    ran = [n for n in TREC_OUTPUT if n in outcomes and outcomes[n].status == "ok"]
+    if len(ran) < 2:
+        return
+    reference = (scratch / ran[0] / "run0.stdout").read_bytes()
+    for name in ran[1:]:
+        text = (scratch / name / "run0.stdout").read_bytes()
+        if multi and name == "preval-trec":
+            text = b"".join(line.split(b"\t", 1)[1] for line in text.splitlines(keepends=True))
+        same = text == reference
+        outcomes[name].output = (
+            f"output identical to {ran[0]}'s" if same else f"OUTPUT DIFFERS from {ran[0]}'s"
+        )
 
 
 # --------------------------------------------------------------------------
@@ -421,6 +513,27 @@ def ensure_data(
         t.replace(p)
     names = " + ".join(str(p) for p in paths)
     print(f"generated {names} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return paths
+
+
+def derive_runs(run: Path, n: int) -> list[Path]:
+    """`run` and n - 1 runs derived from it (cached beside it): the same query and document
+    lines, each run's scores a hash of (document, run number) with 3 decimals, so that each
+    run ranks differently and ties occur; tags ``run1`` ... (the rank field is kept: trec_eval
+    and preval ignore it)."""
+    import polars as pl
+
+    paths = [run] + [run.with_name(f"{run.stem}_r{i}{run.suffix}") for i in range(1, n)]
+    missing = [(i, p) for i, p in enumerate(paths) if i and not p.exists()]
+    if missing:
+        base = pl.read_csv(run, separator=" ", has_header=False, quote_char=None,
+                           new_columns=["query", "q0", "doc", "rank", "score", "tag"],
+                           schema_overrides={"query": pl.String, "doc": pl.String})  # fmt: skip
+        for i, path in missing:
+            score = (pl.col("doc").hash(seed=i) % 1000).cast(pl.Float64) / 1000
+            base.with_columns(score.alias("score"), pl.lit(f"run{i}").alias("tag")).write_csv(
+                path, separator=" ", include_header=False, quote_style="never"
+            )
     return paths
 
 
@@ -481,8 +594,16 @@ def report(
         f"median of {args.repeat} "
         f"run(s), the tools taking turns, data in the page cache; timeout {args.timeout:g} s. "
         f"Wall time is end to end (process start, imports, {reading}, computing, writing); "
-        "CPU is the child's user + system time; peak RSS is the child's ru_maxrss.",
+        "CPU is the child's user + system time; peak RSS is the child's ru_maxrss; load is "
+        "the machine's 1-minute load average as each run began (median; 2 cores: above 2, "
+        "other work was waiting for a core and the times are inflated).",
     ]
+    if getattr(args, "runs", 1) > 1:
+        lines.append(
+            f"{args.runs} runs of each size against one qrels file: preval-trec and the floor "
+            "read them all in one call; every other tool runs once per run file, the calls "
+            "one after the other in one shell (times are the sums)."
+        )
     if files:
         sizes = "; ".join(
             f"{human(rows)}: " + " + ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in ps)
@@ -492,8 +613,8 @@ def report(
     lines += [
         "",
         "| rows | tool | wall (s) | × floor | × preval | CPU (s) | × floor CPU | peak RSS (MB) "
-        "| × floor RSS | status |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| × floor RSS | load | status |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     # "× preval" compares with `preval` (auto); without it, with the first preval engine run
     mine: dict[int, float] = {}
@@ -506,7 +627,8 @@ def report(
     notes: list[str] = []
     for rows, name, o in results:
         wall = statistics.median(o.wall) if o.wall else float("nan")
-        rss = statistics.median(o.rss_mb) if o.rss_mb else float("nan")
+        # (a chain's ru_maxrss is the shell's and its children's largest, as Linux counts it)
+        rss = statistics.median(o.rss_mb) if o.rss_mb and not o.chained else float("nan")
         cpu = statistics.median(o.cpu) if o.cpu else float("nan")
         floor = floors.get(rows)
         fw = statistics.median(floor.wall) if floor else float("nan")
@@ -528,8 +650,11 @@ def report(
             f"{mark}{fmt(cpu, '.2f') if shown else ''} | "
             f"{mark}{fmt(cpu / fc, '.1f') if shown else ''} | "
             f"{mark}{fmt(rss, '.0f') if shown else ''} | "
-            f"{mark}{fmt(rss / fr, '.1f') if shown else ''} | {status} |"
+            f"{mark}{fmt(rss / fr, '.1f') if shown else ''} | "
+            f"{fmt(statistics.median(o.load), '.1f') if o.load else ''} | {status} |"
         )
+        if o.output:
+            notes.append(f"- {name} ({human(rows)} rows): {o.output}")
     if notes:
         lines += ["", "Notes:", *notes]
     return "\n".join(lines) + "\n"
@@ -540,7 +665,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--measures", nargs="+", default=DEFAULT_MEASURES)
-    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument(
+        "--out", type=Path, help="write the table to this new file (an existing one is refused)"
+    )
+    parser.add_argument(
+        "--append", type=Path, help="add the table at the end of this file (e.g. results.md)"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=1,
+        help="--format trec: this many runs of each size against one qrels (default 1)",
+    )  # fmt: skip
+    parser.add_argument("--trec-eval", help="trec_eval built as shipped (tool trec_eval)")
+    parser.add_argument("--trec-eval-o2", help="trec_eval built with -O2 (tool trec_eval-O2)")
+    parser.add_argument(
+        "--peer-python", help="the Python of the peer libraries (ranx, ir_measures), if not this"
+    )
     parser.add_argument(
         "--format",
         choices=list(TOOLS),
@@ -598,6 +737,8 @@ def main(argv: list[str] | None = None) -> int:
     wrong = [t for t in args.tools if FORMAT_OF[t] != args.format]
     if wrong:
         parser.error(f"--tools {' '.join(wrong)}: not a tool of --format {args.format}")
+    if args.out is not None and args.out.exists():
+        parser.error(f"--out {args.out} exists: give a new file, or --append to it")
     if FLOOR[args.format] not in args.tools:
         args.tools.insert(0, FLOOR[args.format])  # ratios need the floor
 
@@ -619,6 +760,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.order,
             )
             data, qrels = paths[0], (paths[1] if len(paths) > 1 else None)
+            runs = derive_runs(data, args.runs) if args.runs > 1 else []
             print(f"{human(rows)} rows: {' + '.join(map(str, paths))}", file=sys.stderr)
             outcomes = bench_size(
                 args.tools,
@@ -629,12 +771,18 @@ def main(argv: list[str] | None = None) -> int:
                 scratch / str(rows),
                 qrels,
                 args.memory_limit * 1000,
+                runs,
+                args,
             )
             results.extend((rows, name, outcomes[name]) for name in args.tools)
             files[rows] = paths
         table = report(results, args, files)  # before --no-cache data is deleted
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(table)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(table)
+    if args.append is not None:  # history stays: the table goes after it
+        with args.append.open("a") as f:
+            f.write("\n" + table)
     if args.json:
         records = [
             {"format": args.format, "rows": rows, "tool": name, "status": o.status,

@@ -431,9 +431,9 @@ QRELS_FIELDS = ("query", "iter", "doc", "label")
 
 def _trec_lines(
     path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataType], *, extra_ok: bool
-):
-    """Parse a TREC file lazily: its fields, a row number, and a malformed-line flag; and
-    whether the row number is the line's (else it counts the lines that are not comments).
+) -> pl.LazyFrame:
+    """Parse a TREC file lazily, line by line: its fields, its line number, and a
+    malformed-line flag.
 
     `extra_ok`: fields after the last expected one are ignored (trec_eval does so for runs).
     """
@@ -441,8 +441,7 @@ def _trec_lines(
         msg = f"file not found: {_shown(path)}"
         raise InputError(msg)
     names = [f"field_{i}" for i in range(len(fields) + 1)]
-    by_line = not _single_spaced(path)
-    lf = _trec_fields_split(path, fields) if by_line else _trec_fields_read_as_csv(path, names)
+    lf = _trec_fields_split(path, fields)
     lf = lf.rename(dict(zip(names[: len(fields)], fields, strict=True)))
     parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
     wrong_count = pl.col(fields[-1]).is_null()
@@ -455,17 +454,97 @@ def _trec_lines(
     lf = lf.with_columns(
         *[e.alias(n) for n, e in parsed.items()], (wrong_count | unparsable).alias(_BAD)
     ).drop(names[-1])
-    return lf, by_line
+    return lf
 
 
-def _single_spaced(path: Path) -> bool:
+def _read_together(files: list[Path]) -> tuple[list[Path], set[Path]]:
+    """The TREC files read by one scan (`_trec_together`): those whose fields are separated by
+    single spaces (`_single_spaced`); and the others, read apart (`_trec_checked`)."""
+    small = sum(f.stat().st_size for f in files if f.is_file()) <= SMALL_CHECK_BYTES
+    together = [f for f in files if f.is_file() and _single_spaced(f, small=small)]
+    return together, set(files).difference(together)
+
+
+def _trec_together(
+    files: list[Path],
+    fields: tuple[str, ...],
+    numeric: dict[str, pl.DataType],
+    what: str,
+    *,
+    extra_ok: bool,
+) -> pl.LazyFrame:
+    """The fields of single-spaced TREC files (`_single_spaced`) read by one scan of Polars'
+    CSV reader, column `_PATH` the file of each row (of several), numbers parsed, every line
+    checked: a malformed one raises `InputError` naming the file and line, found by reading
+    that file again, alone, line by line (`_trec_checked`: the scan's row numbers run across
+    files)."""
+    names = [f"field_{i}" for i in range(len(fields) + 1)]
+    # one file: no column of its path (a string per row, which a stream would carry)
+    many = len(files) > 1
+    lf = pl.scan_csv(
+        [str(f) for f in files], has_header=False, separator=" ", quote_char=None,
+        comment_prefix="#", schema=dict.fromkeys(names, pl.String), truncate_ragged_lines=True,
+        missing_columns="insert", extra_columns="ignore", glob=False,
+        include_file_paths=_PATH if many else None,
+    ).rename(dict(zip(names, fields, strict=False)))  # fmt: skip
+    parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
+    bad = [
+        pl.col(fields[-1]).is_null(),  # too few fields
+        *(pl.col(name).is_not_null() & value.is_null() for name, value in parsed.items()),
+        *([] if extra_ok else [pl.col(names[-1]).is_not_null()]),
+    ]
+    kept = [name for name in fields if name != fields[-1] or name in numeric]
+    path_column = {_PATH: pl.String} if many else {}
+    schema = {**path_column, **{name: numeric.get(name, pl.String) for name in kept}}
+
+    def check(df: pl.DataFrame) -> pl.DataFrame:
+        flags = df.get_column(_BAD)
+        if flags.any():
+            path = Path(df.get_column(_PATH).filter(flags)[0]) if many else files[0]
+            _trec_checked(path, fields, numeric, what, extra_ok=extra_ok).collect()  # raises
+            msg = f"{what} {_shown(path)}: a malformed line"  # (the read alone found none)
+            raise InputError(msg)
+        return df.drop(_BAD)
+
+    return lf.select(
+        *path_column, *(parsed.get(name, pl.col(name)).alias(name) for name in kept),
+        pl.any_horizontal(bad).alias(_BAD),
+    ).map_batches(check, schema=schema, streamable=True)  # fmt: skip
+
+
+def _trec_checked(
+    path: Path,
+    fields: tuple[str, ...],
+    numeric: dict[str, pl.DataType],
+    what: str,
+    *,
+    extra_ok: bool,
+) -> pl.LazyFrame:
+    """The fields of one TREC file, read in a stream, every line checked (`_line_checker`)."""
+    lf = _trec_lines(path, fields, numeric, extra_ok=extra_ok)
+    return lf.map_batches(
+        _line_checker(path, fields, what, extra_ok=extra_ok, numeric_fields=tuple(numeric)),
+        schema=schema_of(lf, drop=(_NO, _BAD)),
+        streamable=True,
+    )
+
+
+# single-spaced TREC runs up to this many bytes in all are read by one scan (larger ones one
+# by one)
+TOGETHER_BYTES = 2**28
+# TREC files up to this many bytes in all are checked for single spaces with bytes' own
+# searches; larger ones with numpy, whose import costs more than the check of small files
+SMALL_CHECK_BYTES = 2**22
+_PATH = "_path"
+
+
+def _single_spaced(path: Path, *, small: bool = False) -> bool:
     """Whether every line of the plain (not gzip'd) TREC file `path` has its fields separated
     by exactly one space, with none before or after, and no blank line: Polars' CSV reader
     then splits it as trec_eval does, at its own speed. One pass over the bytes, in blocks:
     no tab or carriage return, and no two bytes in a row that are each a space or a line end
-    (two spaces, a space at a line's start or end, a blank line); the first one ends it."""
-    import numpy as np
-
+    (two spaces, a space at a line's start or end, a blank line); the first one ends it.
+    `small`: a small file, searched for those pairs with bytes' own searches (no numpy)."""
     if _opener(path) is not open:
         return False
     with path.open("rb") as fh:
@@ -473,24 +552,21 @@ def _single_spaced(path: Path) -> bool:
         while block := fh.read(1 << 24):
             if b"\t" in block or b"\r" in block or block.startswith(b"\xef\xbb\xbf"):
                 return False
-            data = np.frombuffer(last + block, dtype=np.uint8)
-            edge = (data == 32) | (data == 10)
-            if np.any(edge[:-1] & edge[1:]):
+            if _pairs_of_blanks(last + block, small=small):
                 return False
             last = block[-1:]
     return path.stat().st_size > 0  # (an empty file: the split says what it holds)
 
 
-def _trec_fields_read_as_csv(path: Path, names: list[str]) -> pl.LazyFrame:
-    """The fields of a single-spaced TREC file (`_single_spaced`), by Polars' CSV reader: one
-    column per name, the last one non-null on a line with too many fields; the line number of
-    every row (comment lines are counted apart: see `_line_number`)."""
-    return pl.scan_csv(
-        path, has_header=False, separator=" ", quote_char=None, comment_prefix="#",
-        schema=dict.fromkeys(names, pl.String), truncate_ragged_lines=True,
-        missing_columns="insert", extra_columns="ignore",
-        row_index_name=_NO, row_index_offset=1, glob=False,
-    ).select(_NO, *names)  # fmt: skip
+def _pairs_of_blanks(data: bytes, *, small: bool) -> bool:
+    """Whether two bytes in a row of `data` are each a space or a line end."""
+    if small:
+        return any(pair in data for pair in (b"  ", b"\n ", b" \n", b"\n\n"))
+    import numpy as np
+
+    view = np.frombuffer(data, dtype=np.uint8)
+    edge = (view == 32) | (view == 10)
+    return bool(np.any(edge[:-1] & edge[1:]))
 
 
 def _trec_fields_split(path: Path, fields: tuple[str, ...]) -> pl.LazyFrame:
@@ -538,16 +614,13 @@ def _line_checker(
     *,
     extra_ok: bool,
     numeric_fields: tuple[str, ...] = (),
-    by_line: bool = True,
 ):
-    """A map_batches function: raise on the first malformed line, naming file, line, content.
-    `by_line`: the frame's row numbers are line numbers (else rows of lines not comments)."""
+    """A map_batches function: raise on the first malformed line, naming file, line, content."""
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
         bad = df.filter(pl.col(_BAD))
         if bad.height:
-            row = bad[_NO].min()
-            lineno = row if by_line else _line_of_row(path, row)
+            lineno = bad[_NO].min()
             content = _read_line(path, lineno)
             n_fields = len(content.split())
             rule = (
@@ -581,17 +654,6 @@ def _starts_with_bom(path: Path) -> bool:
             return fh.read(3) == b"\xef\xbb\xbf"
     except OSError:  # not gzip after all, say: the read reports it, with the file's name
         return False
-
-
-def _line_of_row(path: Path, row: int) -> int:
-    """The line number of the `row`-th line that is not a comment (1-based, both)."""
-    with _opener(path)(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
-        seen = 0
-        for lineno, line in enumerate(fh, start=1):
-            seen += not line.startswith("#")
-            if seen == row:
-                return lineno
-    return row
 
 
 def _read_line(path: Path, lineno: int) -> str:
@@ -644,19 +706,27 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     if not files:
         msg = "scan_run: no run file given"
         raise InputError(msg)
+    systems = run_names(files)
+    schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
+    numeric = {"score": pl.Float64}
+    together, apart = _read_together(files)
+    # large runs are scanned one by one: a scan of several carries each row's file path
+    one_scan = together and sum(f.stat().st_size for f in together) <= TOGETHER_BYTES
+    scans = [together] if one_scan else [[f] for f in together]
     frames = []
-    for path, system in zip(files, run_names(files), strict=True):
-        lf, by_line = _trec_lines(path, RUN_FIELDS, {"score": pl.Float64}, extra_ok=True)
-        schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
-        lf = lf.map_batches(
-            _line_checker(
-                path, RUN_FIELDS, "run", extra_ok=True, numeric_fields=("score",), by_line=by_line
-            ),
-            schema={**schema_of(lf, drop=(_NO, _BAD))},
-            streamable=True,
+    for group in scans:
+        system = (
+            pl.col(_PATH).replace_strict([str(f) for f in files], systems, return_dtype=pl.String)
+            if len(group) > 1
+            else pl.lit(systems[files.index(group[0])])
         )
-        frames.append(lf.select(pl.lit(system).alias("system"), *schema))
-    return pl.concat(frames, how="vertical")
+        lf = _trec_together(group, RUN_FIELDS, numeric, "run", extra_ok=True)
+        frames.append(lf.select(system.alias("system"), *schema))
+    for path, system in zip(files, systems, strict=True):
+        if path in apart:
+            lf = _trec_checked(path, RUN_FIELDS, numeric, "run", extra_ok=True)
+            frames.append(lf.select(pl.lit(system).alias("system"), *schema))
+    return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
 
 
 def is_trec(source: object, input_format: str, kind: str = "run") -> bool:
@@ -690,14 +760,12 @@ def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     integer) raises `InputError` naming the file, line number and content when collected.
     """
     path = readable(path)
-    lf, by_line = _trec_lines(path, QRELS_FIELDS, {"label": pl.Int64}, extra_ok=False)
-    lf = lf.map_batches(
-        _line_checker(
-            path, QRELS_FIELDS, "qrels", extra_ok=False, numeric_fields=("label",), by_line=by_line
-        ),
-        schema=schema_of(lf, drop=(_NO, _BAD)),
-        streamable=True,
-    )
+    numeric = {"label": pl.Int64}
+    together, _ = _read_together([path])
+    if together:
+        lf = _trec_together(together, QRELS_FIELDS, numeric, "qrels", extra_ok=False)
+    else:
+        lf = _trec_checked(path, QRELS_FIELDS, numeric, "qrels", extra_ok=False)
     if subtopic is not None:
         return lf.select("query", pl.col("iter").alias(subtopic), "doc", "label")
     return lf.select("query", "doc", "label")

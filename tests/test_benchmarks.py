@@ -88,7 +88,7 @@ def test_report_marks_capped_runs_as_lower_bounds(tmp_path: Path) -> None:
     run = load("run")
     results = [
         (1000, "floor", run.Outcome("ok", [1.0], [100.0], [1.5])),
-        (1000, "preval", run.Outcome("ok", [2.0], [200.0], [3.0])),
+        (1000, "preval", run.Outcome("ok", [2.0], [200.0], [3.0], [0.5, 1.5, 2.5])),
         (1000, "pytrec_eval", run.Outcome("capped: memory > 16 GB", [30.0], [16000.0], [29.0])),
     ]
     args = run.argparse.Namespace(
@@ -96,11 +96,40 @@ def test_report_marks_capped_runs_as_lower_bounds(tmp_path: Path) -> None:
         repeat=1, timeout=600.0,
     )  # fmt: skip
     table = run.report(results, args)
-    assert "| 1k | preval | 2.00 | 2.0 | 1.0 | 3.00 | 2.0 | 200 | 2.0 | ok |" in table
+    # the load column: the median of the load averages as the runs began (none recorded: empty)
+    assert "| 1k | preval | 2.00 | 2.0 | 1.0 | 3.00 | 2.0 | 200 | 2.0 | 1.5 | ok |" in table
     assert (
-        "| 1k | pytrec_eval | >30.00 | >30.0 | >15.0 | >29.00 | >19.3 | >16000 | >160.0 | capped"
+        "| 1k | pytrec_eval | >30.00 | >30.0 | >15.0 | >29.00 | >19.3 | >16000 | >160.0 |  | capped"
         in table
     )
+
+
+def test_compare_outputs_strips_the_run_name_of_many_runs(tmp_path: Path) -> None:
+    """preval trec given several runs starts each line with the run's name and a tab; without
+    it, its output is the concatenation of trec_eval's, one call per run."""
+    run = load("run")
+    te = "map                   \tall\t0.5000\nP_5                   \tall\t0.2000\n"
+    te2 = "map                   \tall\t0.2500\nP_5                   \tall\t0.4000\n"
+    prefixed = "".join(f"r1\t{line}\n" for line in te.splitlines())
+    prefixed += "".join(f"r2\t{line}\n" for line in te2.splitlines())
+    for name, text in [("trec_eval-O2", te + te2), ("preval-trec", prefixed)]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run0.stdout").write_text(text)
+    outcomes = {name: run.Outcome("ok") for name in ("trec_eval-O2", "preval-trec")}
+    run.compare_outputs(outcomes, tmp_path, multi=True)
+    assert outcomes["preval-trec"].output == "output identical to trec_eval-O2's"
+    (tmp_path / "preval-trec" / "run0.stdout").write_text(prefixed.replace("0.4000", "0.4001"))
+    run.compare_outputs(outcomes, tmp_path, multi=True)
+    assert outcomes["preval-trec"].output.startswith("OUTPUT DIFFERS")
+
+
+def test_out_never_overwrites(tmp_path: Path) -> None:
+    run = load("run")
+    existing = tmp_path / "results.md"
+    existing.write_text("history\n")
+    with pytest.raises(SystemExit):
+        run.main(["--out", str(existing), "--sizes", "10"])
+    assert existing.read_text() == "history\n"
 
 
 def test_plot_draws_a_png(tmp_path: Path) -> None:
@@ -150,6 +179,9 @@ def test_generated_trec_files_in_join_order_hold_the_same_lines_scattered(tmp_pa
 
 def test_every_format_runs_preval_and_its_peers_by_default() -> None:
     run = load("run")
-    assert run.DEFAULT_TOOLS["trec"] == ["floor-trec", "preval-trec", "pytrec_eval-trec"]
+    assert run.DEFAULT_TOOLS["trec"] == [
+        "floor-trec", "preval-trec", "trec_eval", "trec_eval-O2", "pytrec_eval-trec",
+        "ir_measures-trec", "ranx-trec",
+    ]  # fmt: skip
     assert run.DEFAULT_TOOLS["parquet"][:2] == ["floor", "preval"]
     assert not set(run.DEFAULT_TOOLS["parquet"]) & set(run.ENGINE_TOOLS)

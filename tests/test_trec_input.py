@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import gzip
 import random
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -674,6 +676,7 @@ def test_single_spaced_runs_read_as_the_split_reads_them(text: str, tmp_path, mo
     path = tmp_path / "run.txt"
     path.write_text(text)
     assert io._single_spaced(path)
+    assert io._single_spaced(path, small=True)  # bytes' own searches, as numpy
 
     def read() -> object:
         try:
@@ -682,7 +685,7 @@ def test_single_spaced_runs_read_as_the_split_reads_them(text: str, tmp_path, mo
             return str(exc)
 
     fast = read()
-    monkeypatch.setattr(io, "_single_spaced", lambda _path: False)
+    monkeypatch.setattr(io, "_single_spaced", lambda _path, **_: False)
     split = read()
     if isinstance(fast, str):
         assert fast == split
@@ -700,4 +703,60 @@ def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
     path = tmp_path / "run.txt"
     path.write_text(text, newline="")
     assert not io._single_spaced(path)
+    assert not io._single_spaced(path, small=True)
     assert io.scan_run(path).collect()["doc"][0] == "d1"
+
+
+@pytest.mark.parametrize("together_bytes", [2**28, 1])
+def test_many_runs_read_together_as_each_alone(tmp_path, monkeypatch, together_bytes) -> None:
+    """Single-spaced runs are read by one scan (or, beyond `TOGETHER_BYTES`, one scan each),
+    the others line by line, in one frame: each run's rows are those it has read alone (a
+    plain-Python split is the reference)."""
+    from preval import io
+
+    monkeypatch.setattr(io, "TOGETHER_BYTES", together_bytes)
+
+    texts = {
+        "a": "q1 Q0 d1 1 0.5 ra\nq2 Q0 d2 1 0.25 ra\n",
+        "b": "q1\tQ0 d3 1 2 rb\n# note\nq3  Q0 d4 2 1 rb\n",  # a tab, two spaces: split
+        "c": "q2 Q0 d5 1 -1 rc\nq2 Q0 d6 2 -2 rc x y\n",  # extra fields, ignored
+    }
+    paths = []
+    for name, text in texts.items():
+        paths.append(tmp_path / f"{name}.run")
+        paths[-1].write_text(text)
+    got = io.scan_run(paths).collect().sort("system", "query", "doc")
+    rows = [
+        (f"r{name}", parts[0], parts[2], float(parts[4]))
+        for name, text in texts.items()
+        for parts in (line.split() for line in text.splitlines())
+        if parts and not parts[0].startswith("#")
+    ]
+    assert got.rows() == sorted(rows)
+
+
+def test_malformed_line_of_the_second_run_read_together_is_named(tmp_path) -> None:
+    from preval import io
+
+    good, bad = tmp_path / "good.run", tmp_path / "bad.run"
+    good.write_text("q1 Q0 d1 1 0.5 g\n" * 3)
+    bad.write_text("q1 Q0 d1 1 0.5 b\nq1 Q0 d2 2 0.4 b\nq1 Q0 d3 3 x b\n")
+    with pytest.raises(preval.InputError, match=r"bad\.run, line 3: .*'q1 Q0 d3 3 x b'"):
+        io.scan_run([good, bad]).collect()
+
+
+def test_trec_command_imports_only_what_it_uses() -> None:
+    """`preval trec` on small files loads its own subcommand, not the others' dependencies:
+    compare's numpy (start-up is most of the time on small files)."""
+    code = (
+        "import sys\n"
+        "from preval.cli import main\n"
+        "code = main(['trec', 'fixtures/trec/qrels.txt', 'fixtures/trec/bm25.run'])\n"
+        "loaded = [m for m in ('numpy', 'scipy', 'preval.significance') if m in sys.modules]\n"
+        "print(code, loaded, file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.stderr.strip().splitlines()[-1] == "0 []"
+    assert proc.stdout.startswith("runid")

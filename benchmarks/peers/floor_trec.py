@@ -1,7 +1,7 @@
 """The floor for TREC text files: the least work any evaluator of a run + qrels
 pair must do -- read both text files and group each by query.
 
-Usage: floor_trec.py QRELS RUN
+Usage: floor_trec.py QRELS RUN [RUN ...]   (several runs: read by one scan, grouped together)
 
 The generated files separate fields by exactly one space, so Polars' CSV
 reader (separator " ", no header) parses them; ids are read as strings (as
@@ -26,11 +26,11 @@ RUN = {
 QRELS = {"query": pl.String, "iter": pl.String, "doc": pl.String, "label": pl.Int64}
 
 
-def scan(path: str, schema: dict[str, pl.DataType]) -> pl.LazyFrame:
+def scan(path: str | list[str], schema: dict[str, pl.DataType]) -> pl.LazyFrame:
     return pl.scan_csv(path, separator=" ", has_header=False, schema=schema, quote_char=None)
 
 
-qrels_path, run_path = sys.argv[1], sys.argv[2]
+qrels_path, run_path = sys.argv[1], sys.argv[2:]
 run, qrels = pl.collect_all(
     [
         scan(run_path, RUN)

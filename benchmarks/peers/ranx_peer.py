@@ -10,20 +10,9 @@ group a pandas frame with a Python lambda per query and then call ``from_dict``
 strings). Building the dicts with a Polars ``group_by`` is the faster route.
 """
 
+from common import RANX_MEASURES as MEASURES
 from common import arguments, parquet_dicts, report
 from ranx import Qrels, Run, evaluate
-
-MEASURES = {
-    "AP": "map",
-    "RR": "mrr",
-    "Rprec": "r-precision",
-    "P@5": "precision@5",
-    "P@10": "precision@10",
-    "P@20": "precision@20",
-    "nDCG": "ndcg",
-    "nDCG@10": "ndcg@10",
-    "R@100": "recall@100",
-}
 
 args = arguments("data")
 names = {m: MEASURES.get(m, m) for m in args.measures}

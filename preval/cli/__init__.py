@@ -11,6 +11,7 @@ SIGPIPE ends.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -21,24 +22,29 @@ import polars as pl
 
 from .. import __version__, io
 from ..errors import PrevalError
-from . import agreement, common, compare, evaluate, measures, plot, trec
+from . import common
 
-COMMANDS = (evaluate, trec, plot, compare, agreement, measures)
+# the subcommands, each the module of its name: imported when used, so that a command pays
+# for its own imports only (`preval trec` does not load compare's numpy)
+COMMANDS = ("evaluate", "trec", "plot", "compare", "agreement", "measures")
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader left
 
 
-def parser() -> argparse.ArgumentParser:
-    """The ``preval`` parser: one subparser per subcommand module, which runs it."""
+def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``preval`` parser: one subparser per subcommand module, which runs it; only the
+    command's own when `argv` starts with a command's name."""
     top = common.Parser(
         prog="preval",
         description="Evaluate ranked results for many queries at once (AP, P@k, nDCG ...).",
-        epilog=evaluate.EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     top.add_argument("--version", action="version", version=f"preval {__version__}")
     sub = top.add_subparsers(dest="command", required=True, parser_class=common.Parser)
-    for command in COMMANDS:
+    first = next(iter(sys.argv[1:] if argv is None else argv), None)
+    for name in [first] if first in COMMANDS else COMMANDS:
+        command = importlib.import_module(f"{__name__}.{name}")
         command.add_parser(sub).set_defaults(handler=command.run)
+    top.epilog = importlib.import_module(f"{__name__}.evaluate").EXAMPLES
     return top
 
 
@@ -63,7 +69,7 @@ ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasatt
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
-            args = parser().parse_args(argv)
+            args = parser(argv).parse_args(argv)
         except SystemExit:  # --help, --version, a usage error: printed, then flushed here
             sys.stdout.flush()
             raise
