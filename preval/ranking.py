@@ -22,8 +22,12 @@ import polars as pl
 
 from .errors import InputError, MeasureError
 
-Ties = Literal["trec", "input", "optimistic", "pessimistic"]
-TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
+Ties = Literal["trec", "input", "optimistic", "pessimistic", "threshold"]
+TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic", "threshold")
+# tied scores form one operating point (scikit-learn's average_precision_score and roc_curve,
+# Spark's BinaryClassificationMetrics): sorted like "input", and the measures that read the
+# operating points keep only the last row of each run of equal scores (`Ranking.point_ends`)
+THRESHOLD = "threshold"
 # expected values over all orderings of tied documents (McSherry & Najork 2008): sorted like
 # "input", and measures read `Ranking.tie_groups`. Not in TIES until evaluate passes the tie
 # rule to its Ranking (`Ranking.ties`), so that no plan computes input-order values under it.
@@ -106,7 +110,9 @@ def sort_keys(
     non-string ids are compared as their string form; scores are compared as 32-bit floats
     (trec_eval 9.x, pytrec_eval) or as doubles (`trec_version` 10).
     ``input`` keeps the input row order within a tie; ``optimistic``/``pessimistic`` put higher
-    / lower labels first (unjudged counts as the lowest label), then the input order.
+    / lower labels first (unjudged counts as the lowest label), then the input order;
+    ``threshold`` sorts as ``input`` (the order within a tie is never read: the measures take
+    each run of equal scores, compared as doubles, as one operating point).
     Unretrieved rows (null score) sort last in every rule.
     """
     score = pl.col(SCORE)
@@ -116,7 +122,7 @@ def sort_keys(
             raise ValueError(msg)
         precision = pl.Float32 if trec_version < 10 else pl.Float64
         return [score.cast(precision), pl.col(DOC).cast(pl.String)], [True, True]
-    if ties == "input":
+    if ties in ("input", THRESHOLD):
         return [score, pl.col(ROW)], [True, False]
     if ties == "optimistic":
         return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, True, False]
@@ -543,6 +549,36 @@ class Ranking:
     @property
     def expected(self) -> bool:
         return self.ties == EXPECTED
+
+    @property
+    def threshold(self) -> bool:
+        """Whether tied scores form one operating point (``ties="threshold"``)."""
+        return self.ties == THRESHOLD
+
+    def point_ends(self) -> pl.Expr:
+        """Over the ranked rows (``expr.filter(self.retrieved)``, in rank order): True on the
+        rows where the ranking can be cut, its operating points.
+
+        Every ranked row under the other tie rules. Under ``ties="threshold"`` only the last
+        row of each run of equal scores: a cut by a score threshold returns a whole tie group
+        or none of it (scikit-learn's ``_binary_clf_curve`` keeps the last index of each
+        distinct score; Spark counts each distinct score once). Scores compare as doubles, as
+        both do; with `depth` the last ranked row ends its group whatever follows.
+        """
+        score = pl.col(SCORE).cast(pl.Float64).filter(self.retrieved)
+        if not self.threshold:
+            return score.is_not_null()
+        return score.ne_missing(score.shift(-1))
+
+    def require_no_cutoff(self, name: str, k: Any) -> None:
+        """Refuse a rank cutoff under ``ties="threshold"``: a cutoff may split a tie group,
+        where no score threshold can cut."""
+        if self.threshold and k is not None:
+            msg = (
+                f"{name}: a rank cutoff can split a group of tied scores, which "
+                "ties='threshold' keeps whole; ask for it without @K"
+            )
+            raise MeasureError(msg)
 
     def tie_score(self) -> pl.Expr:
         """The score as ties are decided: a 32-bit float before trec_eval 10, else the double."""

@@ -23,6 +23,13 @@ EXPECTED_FORMS = frozenset(
      "NumRelRet", "NumQ", "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility",
      "NumNonrelJudgedRet"}
 )  # fmt: skip
+# measures defined when tied scores form one operating point (ties="threshold"): those that
+# read the curve of operating points, and those that do not read the order
+THRESHOLD_FORMS = frozenset(
+    {"AP", "GMAP", "AUC-PR", "AUC-ROC", "MaxF", "NumRet", "NumRel", "NumRelRet", "NumQ",
+     "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility", "Accuracy", "Specificity",
+     "NumNonrelJudgedRet"}
+)  # fmt: skip
 
 
 def build(spec: Spec, ranking: Ranking) -> pl.Expr:
@@ -40,6 +47,12 @@ def build(spec: Spec, ranking: Ranking) -> pl.Expr:
             f"{spec.name} has no closed form under ties='expected'; those that do: "
             f"{', '.join(sorted(EXPECTED_FORMS))}. ties='optimistic' and 'pessimistic' "
             "bound any measure"
+        )
+        raise MeasureError(msg)
+    if ranking.threshold and name not in THRESHOLD_FORMS:
+        msg = (
+            f"{spec.name} is not defined under ties='threshold' (tied scores as one operating "
+            f"point); those that are: {', '.join(sorted(THRESHOLD_FORMS))}"
         )
         raise MeasureError(msg)
     return spec.definition.build(ranking, spec).cast(spec.dtype).alias(spec.name)
