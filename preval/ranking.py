@@ -15,6 +15,7 @@ difference of row numbers (`Ranking.first_hit`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -75,9 +76,31 @@ def gain_of(label: pl.Expr, rule: GainRule = LINEAR) -> pl.Expr:
     return out.fill_null(0.0)
 
 
-def ideal_key(k: int | None, rule: GainRule = LINEAR) -> Any:
+# Rank discounts of DCG-style measures: a gain at rank k is divided by log_b(k + 1) (LOG2 is
+# b = 2, trec_eval; scikit-learn's dcg_score takes log_base) or by k (INVERSE: TF-Ranking's
+# `tfr.keras.utils.inverse` rank_discount_fn).
+Discount = tuple[str, float]
+LOG2: Discount = ("log", 2.0)
+INVERSE: Discount = ("inverse", 1.0)
+
+
+def discount_of(rank: pl.Expr, discount: Discount = LOG2) -> pl.Expr:
+    """The divisor of the gain at `rank` (1-based) under `discount`, as Float64."""
+    kind, base = discount
+    if kind == "inverse":
+        return rank.cast(pl.Float64)
+    if base == 2.0:
+        return (rank + 1).cast(pl.Float64).log(2)
+    # as scikit-learn's dcg_score: log(k + 1) / log(b)
+    return (rank + 1).cast(pl.Float64).log() / math.log(base)
+
+
+def ideal_key(k: int | None, rule: GainRule = LINEAR, discount: Discount = LOG2) -> Any:
     """The key of a per-query ideal DCG in `Ranking.ideal_cutoffs`: the cutoff itself for the
-    linear gain (the keys `evaluate` builds for nDCG), (rule, cutoff) for other gains."""
+    linear gain (the keys `evaluate` builds for nDCG), (rule, cutoff) for other gains, and
+    (rule, cutoff, discount) for a discount other than log2."""
+    if discount != LOG2:
+        return (rule, k, discount)
     return k if rule == LINEAR else (rule, k)
 
 
@@ -85,8 +108,11 @@ def ideal_column(key: Any) -> str:
     """A column name for the ideal DCG of `key` (`ideal_key`), unique per key."""
     if not isinstance(key, tuple):
         return f"_idcg{key if key is not None else ''}"
-    rule, k = key
+    rule, k, *rest = key
     tag = rule if isinstance(rule, str) else "g" + "_".join(f"{a!r}:{b!r}" for a, b in rule)
+    if rest:
+        kind, base = rest[0]
+        tag += f"_{kind}{base!r}"
     return f"_idcg_{tag}_{k if k is not None else ''}"
 
 
@@ -495,21 +521,24 @@ class Ranking:
         """The gain of each row (`gain_of`): max(label, 0) by default, unjudged 0."""
         return gain_of(pl.col(LABEL), rule)
 
-    def dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
-        """Σ_{rank <= k} gain / log2(rank + 1) over ranked documents."""
-        discount = (self.rank + 1).cast(pl.Float64).log(2)
+    def dcg(self, k: int | None, rule: GainRule = LINEAR, discount: Discount = LOG2) -> pl.Expr:
+        """Σ_{rank <= k} gain / log2(rank + 1) over ranked documents (another `discount`:
+        log_b(rank + 1), or rank)."""
+        discount = discount_of(self.rank, discount)
         # an unranked row may have rank 0: select before dividing, so no 0/0 appears
         contrib = pl.when(self.retrieved).then(self.judged_gain(rule) / discount).otherwise(0.0)
         return self.top(contrib, k).sum()
 
-    def ideal_dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
+    def ideal_dcg(
+        self, k: int | None, rule: GainRule = LINEAR, discount: Discount = LOG2
+    ) -> pl.Expr:
         """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut).
 
         With judgments from columns (separate qrels, the top-K plan) the value is a per-query
         column the plan computed from the judged rows (`ideal_dcg_of_rows`, keyed by
         `ideal_key`); a key the plan did not compute is an error that says so.
         """
-        key = ideal_key(k, rule)
+        key = ideal_key(k, rule, discount)
         if self.stats == "columns":
             if key not in self.ideal_cutoffs:
                 msg = (
@@ -538,12 +567,12 @@ class Ranking:
         """The ideal DCG of `key` (a cutoff, or (rule, cutoff): `ideal_key`) from the group's
         judged rows: gains sorted descending; only positive gains count (trec_eval stops the
         ideal at the first gain <= 0, so custom negative gains lower DCG, never IDCG)."""
-        rule, k = key if isinstance(key, tuple) else (LINEAR, key)
+        rule, k, *rest = key if isinstance(key, tuple) else (LINEAR, key)
         gain = self.judged_gain(rule)
         if isinstance(rule, tuple):  # only custom gains can be negative
             gain = gain.clip(lower_bound=0.0)
         ideal = gain.sort(descending=True)
-        contrib = ideal / (self.position + 1).cast(pl.Float64).log(2)
+        contrib = ideal / discount_of(self.position, rest[0] if rest else LOG2)
         return (contrib if k is None else contrib.head(k)).sum()
 
     @property

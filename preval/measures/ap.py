@@ -39,16 +39,19 @@ def _threshold_precision_sum(r: Ranking, level: float) -> pl.Expr:
     "AP",
     cutoff="optional",
     params={"rel": REL, "norm": _norm("R", "min", "hits")},
-    aliases=("map", "MAP", "mAP", "map_cut", "AveP"),
+    aliases=("map", "MAP", "mAP", "map_cut", "AveP", "meanAveragePrecision"),
     trec="map, map_cut_K",
     top_only=True,
+    presets={"meanAveragePrecisionAt": {"norm": "min"}},
 )
 def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     """Average precision: mean of P@k over the ranks k of relevant documents, divided by R.
 
     AP = (1/D) Σ_{k ≤ K, rel_k} tp(k)/k, with D = R by default (trec_eval ``map`` and
     ``map_cut_K``, ranx); ``norm=min`` uses D = min(R, K); ``norm=hits`` uses D = tp(K), the
-    relevant documents in the top K (AP@K of the seed notes, torchmetrics).
+    relevant documents in the top K (AP@K of the seed notes, torchmetrics). Spark MLlib's
+    ``meanAveragePrecision`` is AP, its ``meanAveragePrecisionAt(K)`` is ``AP(norm=min)@K``
+    (alias ``meanAveragePrecisionAt@K``).
     Relevant documents that were not retrieved contribute precision 0.
 
     Under ``ties="threshold"`` each run of tied scores is one operating point, ranks

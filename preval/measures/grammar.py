@@ -72,6 +72,12 @@ _TREC = re.compile(
 )
 
 
+# Spark MLlib's RankingMetrics spellings, the cutoff as the call's argument: ndcgAt(10) ...
+_MLLIB = re.compile(
+    r"^(?P<name>precisionAt|recallAt|ndcgAt|meanAveragePrecisionAt)\((?P<cutoff>\d+)\)$"
+)
+
+
 def parse(text: str, *, hint: bool = True) -> Spec:
     """Parse one measure request into a `Spec`, or raise `MeasureError` saying what is wrong.
 
@@ -82,7 +88,7 @@ def parse(text: str, *, hint: bool = True) -> Spec:
     ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
     if ranx_rbp:
         raw = f"RBP(p=0.{ranx_rbp[1]},gain=label)"
-    trec = _TREC.match(raw)
+    trec = _TREC.match(raw) or _MLLIB.match(raw)
     if trec:
         raw = f"{trec['name']}@{trec['cutoff']}"
     m = _GRAMMAR.match(raw)
