@@ -365,13 +365,13 @@ def _share(text: str) -> float:
 
 
 @measure(
-    "RecallAtPrecision",
+    "RecallAtFixedPrecision",
     cutoff="optional",
     params={
         "rel": REL,
         "min_precision": Param(_share, 0.0, help="the precision a cut must keep"),
     },
-    aliases=("recall_at_precision", "RecallAtFixedPrecision"),
+    aliases=("recall_at_fixed_precision",),
     trec="(torchmetrics RetrievalRecallAtFixedPrecision)",
 )
 def recall_at_precision(r: Ranking, s: Spec) -> pl.Expr:
