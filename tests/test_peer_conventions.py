@@ -145,6 +145,7 @@ class Case:
 SK = "sklearn/metrics/tests/test_ranking.py"
 T = {"ties": "threshold"}
 E = {"ties": "expected"}
+TREC = {"ties": "trec"}
 
 SKLEARN = [
     # test_precision_recall_curve_toydata: average_precision_score, binary
@@ -317,6 +318,38 @@ SKLEARN += [
     for n in range(2, 10)
 ]
 
+
+# test_top_k_accuracy_score, _ties, _multiclass_with_labels: top_k_accuracy_score is Success@k
+# with one query per sample, one document per class (label 1 for the true class). Its ties
+# put the highest class index first (a stable argsort reversed): ties="trec", doc ids
+# (d000, d001, ...) descending.
+TOPK_SCORES = [[0.4, 0.3, 0.2, 0.1], [0.1, 0.3, 0.4, 0.2], [0.4, 0.1, 0.2, 0.3],
+               [0.3, 0.2, 0.4, 0.1]]  # fmt: skip
+TOPK_TIES = [[5, 5, 7, 0], [1, 5, 5, 5], [0, 0, 3, 3], [1, 1, 1, 1]]
+
+
+def samples(y_true: list[int], y_score: list[list[float]]) -> Lists:
+    return [(row, [1.0 if c == t else 0.0 for c in range(len(row))])
+            for t, row in zip(y_true, y_score, strict=True)]  # fmt: skip
+
+
+SKLEARN += [
+    *[
+        Case(f"sk-topk-{k}", want, samples([0, 1, 2, 3], TOPK_SCORES), f"Success@{k}", TREC)
+        for k, want in ((1, 0.25), (2, 0.5), (3, 0.75))
+    ],
+    *[
+        Case(f"sk-topk-ties-{k}", want, samples([0, 1, 2, 3], TOPK_TIES), f"Success@{k}", TREC)
+        for k, want in ((1, 0.25), (2, 0.5), (3, 1.0))
+    ],
+    # labels=[0, 1, 2, 3] (and ["a", "b", "d", "e"] with "a" -> 0, "e" -> 3), k = 2
+    *[
+        Case(f"sk-topk-labels-{i}", want, samples(y, TOPK_SCORES), "Success@2", TREC)
+        for i, (y, want) in enumerate(
+            (([0, 1, 1, 2], 0.75), ([0, 1, 1, 1], 0.5), ([1, 1, 1, 1], 0.5), ([0, 3, 3, 0], 0.75))
+        )
+    ],
+]
 
 # Spark MLlib: RankingMetricsSuite.scala ("Ranking metrics: MAP, NDCG, Recall" and "... with
 # relevance", "MAP, NDCG, Recall with few predictions (SPARK-14886)"). The third list has an
@@ -611,6 +644,9 @@ UNSUPPORTED = {
     "sklearn coverage_error, label_ranking_loss": "not preval measures",
     "sklearn / Spark / TF-Ranking sample or example weights": "preval has no weights",
     "Spark BinaryClassificationMetrics(numBins > 0)": "down-sampled curves: not reproduced",
+    "sklearn top_k_accuracy_score with a 1-d (binary) y_score": (
+        "a threshold on one score (0.5 or 0), a classifier's accuracy, not a ranking"
+    ),
 }
 
 
