@@ -145,7 +145,7 @@ class Case:
 SK = "sklearn/metrics/tests/test_ranking.py"
 T = {"ties": "threshold"}
 E = {"ties": "expected"}
-TREC = {"ties": "trec"}
+TREC = {"ties": "trec"}  # doc ids d000, d001, ... descending: the last column first
 
 SKLEARN = [
     # test_precision_recall_curve_toydata: average_precision_score, binary
@@ -210,6 +210,22 @@ SKLEARN = [
         one([0, 1, 2, 3, 4], [0, 0, 0, 1, 1]),
         "DCG",
         E,
+    ),
+    # ignore_ties=True ranks by np.argsort(y_score)[:, ::-1]: a stable sort reversed puts the
+    # highest column first among ties, ties="trec" with doc ids d000... descending
+    Case(
+        "sk-dcg-ignore-ties-1",
+        sum(x / math.log2(i + 2) for i, x in enumerate([4, 3, 2, 1, 0])),
+        one([0, 1, 2, 3, 4], [0] * 5),
+        "DCG",
+        TREC,
+    ),
+    Case(
+        "sk-dcg-ignore-ties-2",
+        sum(x / math.log2(i + 2) for i, x in enumerate([4, 3, 2, 1, 0])),
+        one([0, 1, 2, 3, 4], [0, 0, 0, 1, 1]),
+        "DCG",
+        TREC,
     ),
     # test_ndcg_toy_examples: y_true = 3·eye(7)[:5], y_score = 6..0 (no ties)
     *[
