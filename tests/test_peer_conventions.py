@@ -898,3 +898,16 @@ def test_threshold_refuses_what_it_does_not_define() -> None:
         preval.evaluate(data, ["AP@2"], ties="threshold").collect()
     with pytest.raises(preval.MeasureError, match="discount=inverse"):
         preval.evaluate(data, ["DCG(base=10,discount=inverse)"]).collect()
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(graded_lists(), st.integers(1, 4))
+def test_new_cutoff_measures_in_the_top_k_plan(data: Lists, k: int) -> None:
+    # with many rows per query the plan ranks only each query's top k rows (the top-K plan):
+    # the same numbers as the full sort, with the query totals from all rows
+    ms = [f"P(norm=min)@{k}", f"DCG(base=10)@{k}", f"nDCG(discount=inverse)@{k}", f"nDCG@{k}"]
+    table = frame(data)
+    want = preval.evaluate(table, ms).collect()
+    top = preval.plan(table, ms, rows_per_query=10_000)
+    assert top.top_k == k  # the top-K plan was chosen
+    assert preval.collect(top).per_query().collect().equals(want)
