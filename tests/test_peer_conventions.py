@@ -911,3 +911,20 @@ def test_new_cutoff_measures_in_the_top_k_plan(data: Lists, k: int) -> None:
     top = preval.plan(table, ms, rows_per_query=10_000)
     assert top.top_k == k  # the top-K plan was chosen
     assert preval.collect(top).per_query().collect().equals(want)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(binary_lists(), st.sampled_from(["trec", "lingpipe"]))
+def test_threshold_auc_roc_is_the_mean_of_the_bounds(data: Lists, convention: str) -> None:
+    # a tie group is a straight segment of the ROC curve: the area under it is the mean of the
+    # optimistic (relevant first) and pessimistic (relevant last) staircases
+    table, ms = frame(data), ["AUC-ROC", "AUC-PR(interpolate=true)", "AUC-PR"]
+    kw = {"convention": convention}
+    got = preval.evaluate(table, ms, ties="threshold", **kw).collect()
+    best = preval.evaluate(table, ms, ties="optimistic", **kw).collect()
+    worst = preval.evaluate(table, ms, ties="pessimistic", **kw).collect()
+    for g, b, w in zip(got["AUC-ROC"], best["AUC-ROC"], worst["AUC-ROC"], strict=True):
+        assert g == pytest.approx((b + w) / 2, abs=1e-12)
+    # the PR areas are defined (no error, a value for every query with a positive)
+    assert got["AUC-PR"].null_count() == 0
+    assert got["AUC-PR(interpolate=true)"].null_count() == 0

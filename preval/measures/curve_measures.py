@@ -75,13 +75,13 @@ def eleven_point(r: Ranking, s: Spec) -> pl.Expr:
 
 
 def _pr_points(r: Ranking, level: float) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """Recall, precision and relevance at the operating points, in rank order: every ranked
-    row, or under ``ties="threshold"`` the end of each run of tied scores (`point_ends`)."""
+    """Recall, precision and tp at the operating points, in rank order: every ranked row, or
+    under ``ties="threshold"`` the end of each run of tied scores (`point_ends`)."""
     ranked, end = r.retrieved, r.point_ends()
     return (
         r.recall(level).filter(ranked).filter(end),
         r.precision(level).filter(ranked).filter(end),
-        r.rel(level).filter(ranked).filter(end),
+        r.tp(level).filter(ranked).filter(end),
     )
 
 
@@ -115,14 +115,15 @@ def auc_pr(r: Ranking, s: Spec) -> pl.Expr:
     recall axis; Spark gives 0 there).
     """
     level = s.level(r.default_level)
-    recall, precision, rel = _pr_points(r, level)
+    recall, precision, tp = _pr_points(r, level)
     interpolate = s.param("interpolate")
     y0: float | pl.Expr = precision.first() if s.param("start") == "first" else 1.0
     if r.convention == "lingpipe":
-        if interpolate:  # the first point of each recall: the relevant ranks
-            x, y = recall.filter(rel), precision.cum_max(reverse=True).filter(rel)
+        if interpolate:  # the first point of each recall: where tp grows (relevant ranks)
+            grows = tp > tp.shift(1, fill_value=0)
+            x, y = recall.filter(grows), precision.cum_max(reverse=True).filter(grows)
         else:  # points with recall = precision = 0 are dropped: ranks before the first hit
-            hit = r.tp(level).filter(r.retrieved) > 0
+            hit = tp > 0
             x, y = recall.filter(hit), precision.filter(hit)
         closing = (1.0 - x.last().fill_null(0.0)) * y.last().fill_null(1.0) / 2  # to (1, 0)
         area = _trapezoids(x, y, 0.0, y0) + closing
