@@ -103,8 +103,9 @@ OPTIONS: dict[str, Option] = {
         Option("ties", "semantics", "str | None", None,
                "order of equal scores: trec (default with a doc column: scores as float32, "
                "then doc id descending, as trec_eval 9), input (default without one: input "
-               "row order), optimistic / pessimistic (relevant first / last), expected (the "
-               "expected value over every order of the tied documents)",
+               "row order), optimistic / pessimistic (relevant first / last), threshold (tied "
+               "scores form one operating point, as scikit-learn's and Spark's curves), "
+               "expected (the expected value over every order of the tied documents)",
                EVALUATE, choices=(*TIES, EXPECTED)),
         Option("queries", "semantics", "str", "judged",
                "judged: every judged query counts, 0 where nothing was retrieved (trec_eval "

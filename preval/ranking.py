@@ -15,6 +15,7 @@ difference of row numbers (`Ranking.first_hit`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -22,8 +23,12 @@ import polars as pl
 
 from .errors import InputError, MeasureError
 
-Ties = Literal["trec", "input", "optimistic", "pessimistic"]
-TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic")
+Ties = Literal["trec", "input", "optimistic", "pessimistic", "threshold"]
+TIES: tuple[str, ...] = ("trec", "input", "optimistic", "pessimistic", "threshold")
+# tied scores form one operating point (scikit-learn's average_precision_score and roc_curve,
+# Spark's BinaryClassificationMetrics): sorted like "input", and the measures that read the
+# operating points keep only the last row of each run of equal scores (`Ranking.point_ends`)
+THRESHOLD = "threshold"
 # expected values over all orderings of tied documents (McSherry & Najork 2008): sorted like
 # "input", and measures read `Ranking.tie_groups`. Not in TIES until evaluate passes the tie
 # rule to its Ranking (`Ranking.ties`), so that no plan computes input-order values under it.
@@ -71,9 +76,31 @@ def gain_of(label: pl.Expr, rule: GainRule = LINEAR) -> pl.Expr:
     return out.fill_null(0.0)
 
 
-def ideal_key(k: int | None, rule: GainRule = LINEAR) -> Any:
+# Rank discounts of DCG-style measures: a gain at rank k is divided by log_b(k + 1) (LOG2 is
+# b = 2, trec_eval; scikit-learn's dcg_score takes log_base) or by k (INVERSE: TF-Ranking's
+# `tfr.keras.utils.inverse` rank_discount_fn).
+Discount = tuple[str, float]
+LOG2: Discount = ("log", 2.0)
+INVERSE: Discount = ("inverse", 1.0)
+
+
+def discount_of(rank: pl.Expr, discount: Discount = LOG2) -> pl.Expr:
+    """The divisor of the gain at `rank` (1-based) under `discount`, as Float64."""
+    kind, base = discount
+    if kind == "inverse":
+        return rank.cast(pl.Float64)
+    if base == 2.0:
+        return (rank + 1).cast(pl.Float64).log(2)
+    # as scikit-learn's dcg_score: log(k + 1) / log(b)
+    return (rank + 1).cast(pl.Float64).log() / math.log(base)
+
+
+def ideal_key(k: int | None, rule: GainRule = LINEAR, discount: Discount = LOG2) -> Any:
     """The key of a per-query ideal DCG in `Ranking.ideal_cutoffs`: the cutoff itself for the
-    linear gain (the keys `evaluate` builds for nDCG), (rule, cutoff) for other gains."""
+    linear gain (the keys `evaluate` builds for nDCG), (rule, cutoff) for other gains, and
+    (rule, cutoff, discount) for a discount other than log2."""
+    if discount != LOG2:
+        return (rule, k, discount)
     return k if rule == LINEAR else (rule, k)
 
 
@@ -81,8 +108,11 @@ def ideal_column(key: Any) -> str:
     """A column name for the ideal DCG of `key` (`ideal_key`), unique per key."""
     if not isinstance(key, tuple):
         return f"_idcg{key if key is not None else ''}"
-    rule, k = key
+    rule, k, *rest = key
     tag = rule if isinstance(rule, str) else "g" + "_".join(f"{a!r}:{b!r}" for a, b in rule)
+    if rest:
+        kind, base = rest[0]
+        tag += f"_{kind}{base!r}"
     return f"_idcg_{tag}_{k if k is not None else ''}"
 
 
@@ -106,7 +136,9 @@ def sort_keys(
     non-string ids are compared as their string form; scores are compared as 32-bit floats
     (trec_eval 9.x, pytrec_eval) or as doubles (`trec_version` 10).
     ``input`` keeps the input row order within a tie; ``optimistic``/``pessimistic`` put higher
-    / lower labels first (unjudged counts as the lowest label), then the input order.
+    / lower labels first (unjudged counts as the lowest label), then the input order;
+    ``threshold`` sorts as ``input`` (the order within a tie is never read: the measures take
+    each run of equal scores, compared as doubles, as one operating point).
     Unretrieved rows (null score) sort last in every rule.
     """
     score = pl.col(SCORE)
@@ -116,7 +148,7 @@ def sort_keys(
             raise ValueError(msg)
         precision = pl.Float32 if trec_version < 10 else pl.Float64
         return [score.cast(precision), pl.col(DOC).cast(pl.String)], [True, True]
-    if ties == "input":
+    if ties in ("input", THRESHOLD):
         return [score, pl.col(ROW)], [True, False]
     if ties == "optimistic":
         return [score, pl.col(LABEL).fill_null(float("-inf")), pl.col(ROW)], [True, True, False]
@@ -489,21 +521,24 @@ class Ranking:
         """The gain of each row (`gain_of`): max(label, 0) by default, unjudged 0."""
         return gain_of(pl.col(LABEL), rule)
 
-    def dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
-        """Σ_{rank <= k} gain / log2(rank + 1) over ranked documents."""
-        discount = (self.rank + 1).cast(pl.Float64).log(2)
+    def dcg(self, k: int | None, rule: GainRule = LINEAR, discount: Discount = LOG2) -> pl.Expr:
+        """Σ_{rank <= k} gain / log2(rank + 1) over ranked documents (another `discount`:
+        log_b(rank + 1), or rank)."""
+        discount = discount_of(self.rank, discount)
         # an unranked row may have rank 0: select before dividing, so no 0/0 appears
         contrib = pl.when(self.retrieved).then(self.judged_gain(rule) / discount).otherwise(0.0)
         return self.top(contrib, k).sum()
 
-    def ideal_dcg(self, k: int | None, rule: GainRule = LINEAR) -> pl.Expr:
+    def ideal_dcg(
+        self, k: int | None, rule: GainRule = LINEAR, discount: Discount = LOG2
+    ) -> pl.Expr:
         """DCG of the best ordering of ALL judged gains of the query (trec_eval ndcg_cut).
 
         With judgments from columns (separate qrels, the top-K plan) the value is a per-query
         column the plan computed from the judged rows (`ideal_dcg_of_rows`, keyed by
         `ideal_key`); a key the plan did not compute is an error that says so.
         """
-        key = ideal_key(k, rule)
+        key = ideal_key(k, rule, discount)
         if self.stats == "columns":
             if key not in self.ideal_cutoffs:
                 msg = (
@@ -532,17 +567,47 @@ class Ranking:
         """The ideal DCG of `key` (a cutoff, or (rule, cutoff): `ideal_key`) from the group's
         judged rows: gains sorted descending; only positive gains count (trec_eval stops the
         ideal at the first gain <= 0, so custom negative gains lower DCG, never IDCG)."""
-        rule, k = key if isinstance(key, tuple) else (LINEAR, key)
+        rule, k, *rest = key if isinstance(key, tuple) else (LINEAR, key)
         gain = self.judged_gain(rule)
         if isinstance(rule, tuple):  # only custom gains can be negative
             gain = gain.clip(lower_bound=0.0)
         ideal = gain.sort(descending=True)
-        contrib = ideal / (self.position + 1).cast(pl.Float64).log(2)
+        contrib = ideal / discount_of(self.position, rest[0] if rest else LOG2)
         return (contrib if k is None else contrib.head(k)).sum()
 
     @property
     def expected(self) -> bool:
         return self.ties == EXPECTED
+
+    @property
+    def threshold(self) -> bool:
+        """Whether tied scores form one operating point (``ties="threshold"``)."""
+        return self.ties == THRESHOLD
+
+    def point_ends(self) -> pl.Expr:
+        """Over the ranked rows (``expr.filter(self.retrieved)``, in rank order): True on the
+        rows where the ranking can be cut, its operating points.
+
+        Every ranked row under the other tie rules. Under ``ties="threshold"`` only the last
+        row of each run of equal scores: a cut by a score threshold returns a whole tie group
+        or none of it (scikit-learn's ``_binary_clf_curve`` keeps the last index of each
+        distinct score; Spark counts each distinct score once). Scores compare as doubles, as
+        both do; with `depth` the last ranked row ends its group whatever follows.
+        """
+        score = pl.col(SCORE).cast(pl.Float64).filter(self.retrieved)
+        if not self.threshold:
+            return score.is_not_null()
+        return score.ne_missing(score.shift(-1))
+
+    def require_no_cutoff(self, name: str, k: Any) -> None:
+        """Refuse a rank cutoff under ``ties="threshold"``: a cutoff may split a tie group,
+        where no score threshold can cut."""
+        if self.threshold and k is not None:
+            msg = (
+                f"{name}: a rank cutoff can split a group of tied scores, which "
+                "ties='threshold' keeps whole; ask for it without @K"
+            )
+            raise MeasureError(msg)
 
     def tie_score(self) -> pl.Expr:
         """The score as ties are decided: a 32-bit float before trec_eval 10, else the double."""

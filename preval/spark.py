@@ -75,7 +75,11 @@ def evaluate(
         unretrieved document, a null label an unjudged one) or, with `qrels`, a run (query,
         doc, score).
     measures
-        Measure names, as for `preval.evaluate`.
+        Measure names, as for `preval.evaluate`; Spark MLlib's `RankingMetrics` spellings
+        are among them (``precisionAt(10)``, ``recallAt(10)``, ``ndcgAt(10)``,
+        ``meanAveragePrecision``, ``meanAveragePrecisionAt(10)``, and
+        `BinaryClassificationMetrics`' ``areaUnderPR``, ``areaUnderROC`` with
+        ``ties="threshold"``): their translation is in docs/measures.md.
     qrels
         A Spark DataFrame of judgments (query, doc, label), joined inside Spark. A `by` column
         that the qrels also have is a property of the query; the others are systems, each

@@ -82,7 +82,8 @@ def test_the_exact_messages() -> None:
 
 def test_a_misspelt_name_gets_the_closest_names_with_its_cutoff() -> None:
     msg = measure_error("ndgc@10")
-    assert "did you mean 'nDCG@10' or 'alpha_nDCG@10'?" in msg
+    # ndcgAt (Spark MLlib's spelling) is nDCG(dcg=exp-log2)
+    assert "did you mean 'nDCG@10', 'nDCG(dcg=exp-log2)@10' or 'alpha_nDCG@10'?" in msg
     assert suggest("ndgc@10")[0] == "nDCG@10"
     assert suggest("prec@10")[0] == "P@10"  # precision@10, a name that begins so, first
     assert suggest("mapp")[0] == "AP"

@@ -453,7 +453,7 @@ def test_unknown_measure(shape: str) -> None:
     [
         ("P@0", ">= 1"),
         ("Rprec@5", "no cutoff"),
-        ("P(k=3)@5", "(rel)"),
+        ("P(k=3)@5", "(rel, norm)"),
         ("P", "P@10"),
         ("AP(norm=foo)@10", "R, min, hits"),
         ("F(beta=-1)@5", "positive"),

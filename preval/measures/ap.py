@@ -26,21 +26,39 @@ def _expected_precision_sum(r: Ranking, level: float, k: int | None) -> pl.Expr:
     return r.top(pl.when(r.retrieved).then(term).otherwise(0.0), k).sum()
 
 
+def _threshold_precision_sum(r: Ranking, level: float) -> pl.Expr:
+    """Σ_j (tp(n_j) − tp(n_{j−1})) · tp(n_j)/n_j over the operating points n_j (`point_ends`):
+    the relevant documents of a tie group all take the precision at the group's end."""
+    end = r.point_ends()
+    tp = r.tp(level).filter(r.retrieved).filter(end)
+    rank = r.rank.filter(r.retrieved).filter(end)
+    return ((tp - tp.shift(1, fill_value=0)) * tp / rank).sum()
+
+
 @measure(
     "AP",
     cutoff="optional",
     params={"rel": REL, "norm": _norm("R", "min", "hits")},
-    aliases=("map", "MAP", "mAP", "map_cut", "AveP"),
+    aliases=("map", "MAP", "mAP", "map_cut", "AveP", "meanAveragePrecision"),
     trec="map, map_cut_K",
     top_only=True,
+    presets={"meanAveragePrecisionAt": {"norm": "min"}},
 )
 def average_precision(r: Ranking, s: Spec) -> pl.Expr:
     """Average precision: mean of P@k over the ranks k of relevant documents, divided by R.
 
     AP = (1/D) Σ_{k ≤ K, rel_k} tp(k)/k, with D = R by default (trec_eval ``map`` and
     ``map_cut_K``, ranx); ``norm=min`` uses D = min(R, K); ``norm=hits`` uses D = tp(K), the
-    relevant documents in the top K (AP@K of the seed notes, torchmetrics).
+    relevant documents in the top K (AP@K of the seed notes, torchmetrics). Spark MLlib's
+    ``meanAveragePrecision`` is AP, its ``meanAveragePrecisionAt(K)`` is ``AP(norm=min)@K``
+    (alias ``meanAveragePrecisionAt@K``).
     Relevant documents that were not retrieved contribute precision 0.
+
+    Under ``ties="threshold"`` each run of tied scores is one operating point, ranks
+    n_1 < n_2 < ... at the ends of the runs: AP = Σ_j (tp(n_j) − tp(n_{j−1})) · tp(n_j)/n_j / R,
+    scikit-learn's ``average_precision_score`` (Σ_n (R_n − R_{n−1}) P_n over its distinct
+    thresholds) and ``label_ranking_average_precision_score`` (whose rank of a document is
+    the number scored at least as high); no cutoff there, a cutoff could split a run.
 
     Edge cases: 0 when D = 0 (no relevant document, or no hit for ``norm=hits``); 0 for a
     query with nothing retrieved.
@@ -57,6 +75,9 @@ def average_precision(r: Ranking, s: Spec) -> pl.Expr:
             msg = "AP(norm=hits) has no closed form under ties='expected' (a ratio of sums)"
             raise MeasureError(msg)
         total = _expected_precision_sum(r, level, k)
+    elif r.threshold:
+        r.require_no_cutoff(s.name, k)
+        total = _threshold_precision_sum(r, level)
     else:
         ranks = r.hit_ranks(level, k)
         total = (pl.int_range(1, r.hits(level, k) + 1, dtype=pl.Int64) / ranks).sum()

@@ -8,7 +8,12 @@ from __future__ import annotations
 import polars as pl
 
 from ..ranking import Ranking
-from .registry import BETA, INTERPOLATE, REL, Spec, measure
+from .registry import BETA, INTERPOLATE, REL, Param, Spec, measure
+
+START = Param(
+    str, "one", ("one", "first"),
+    help="first PR point: (0, 1), or (0, precision at the first operating point) as Spark",
+)  # fmt: skip
 
 
 def _iprec(r: Ranking, level: float, recall: float) -> pl.Expr:
@@ -70,16 +75,17 @@ def eleven_point(r: Ranking, s: Spec) -> pl.Expr:
 
 
 def _pr_points(r: Ranking, level: float) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """Recall, precision and relevance at the ranked rows, in rank order."""
-    ranked = r.retrieved
+    """Recall, precision and tp at the operating points, in rank order: every ranked row, or
+    under ``ties="threshold"`` the end of each run of tied scores (`point_ends`)."""
+    ranked, end = r.retrieved, r.point_ends()
     return (
-        r.recall(level).filter(ranked),
-        r.precision(level).filter(ranked),
-        r.rel(level).filter(ranked),
+        r.recall(level).filter(ranked).filter(end),
+        r.precision(level).filter(ranked).filter(end),
+        r.tp(level).filter(ranked).filter(end),
     )
 
 
-def _trapezoids(x: pl.Expr, y: pl.Expr, x0: float, y0: float) -> pl.Expr:
+def _trapezoids(x: pl.Expr, y: pl.Expr, x0: float, y0: float | pl.Expr) -> pl.Expr:
     """Σ (x_i − x_{i−1})(y_i + y_{i−1})/2 over consecutive points, from the point (x0, y0)."""
     return ((x - x.shift(1, fill_value=x0)) * (y + y.shift(1, fill_value=y0)) / 2).sum()
 
@@ -87,9 +93,10 @@ def _trapezoids(x: pl.Expr, y: pl.Expr, x0: float, y0: float) -> pl.Expr:
 @measure(
     "AUC-PR",
     cutoff="none",
-    params={"rel": REL, "interpolate": INTERPOLATE},
+    params={"rel": REL, "interpolate": INTERPOLATE, "start": START},
     aliases=("AUCPR", "PR-AUC", "AUPRC", "auc_pr"),
     trec="(vl_pr info.auc, LingPipe areaUnderPrCurve)",
+    presets={"areaUnderPR": {"start": "first"}},
 )
 def auc_pr(r: Ranking, s: Spec) -> pl.Expr:
     """Area under the precision-recall curve of the convention (trapezoids).
@@ -99,24 +106,32 @@ def auc_pr(r: Ranking, s: Spec) -> pl.Expr:
     curve is piecewise constant, Σ Δrecall · interpolated precision (vl_pr: then equal to AP
     from interpolated precision). ``lingpipe`` (``areaUnderPrCurve``): trapezoids over
     LingPipe's curve, (0, 1) … (1, 0), without points of recall and precision 0; interpolated,
-    over its pruned interpolated curve. Null when R = 0 (no recall axis).
+    over its pruned interpolated curve. ``start=first`` starts the curve at (0, P_1), the
+    precision of the first operating point, instead of (0, 1): Spark MLlib's
+    ``BinaryClassificationMetrics.areaUnderPR`` (since SPARK-21806, Spark 2.3), which with
+    ``ties="threshold"`` it equals: trapezoids over (0, P_1), (R_1, P_1), (R_2, P_2), ... at
+    Spark's distinct scores (alias ``areaUnderPR``). Under ``ties="threshold"`` the points
+    are the ends of the runs of tied scores (`Ranking.point_ends`). Null when R = 0 (no
+    recall axis; Spark gives 0 there).
     """
     level = s.level(r.default_level)
-    recall, precision, rel = _pr_points(r, level)
+    recall, precision, tp = _pr_points(r, level)
     interpolate = s.param("interpolate")
+    y0: float | pl.Expr = precision.first() if s.param("start") == "first" else 1.0
     if r.convention == "lingpipe":
-        if interpolate:  # the first point of each recall: the relevant ranks
-            x, y = recall.filter(rel), precision.cum_max(reverse=True).filter(rel)
+        if interpolate:  # the first point of each recall: where tp grows (relevant ranks)
+            grows = tp > tp.shift(1, fill_value=0)
+            x, y = recall.filter(grows), precision.cum_max(reverse=True).filter(grows)
         else:  # points with recall = precision = 0 are dropped: ranks before the first hit
-            hit = r.tp(level).filter(r.retrieved) > 0
+            hit = tp > 0
             x, y = recall.filter(hit), precision.filter(hit)
         closing = (1.0 - x.last().fill_null(0.0)) * y.last().fill_null(1.0) / 2  # to (1, 0)
-        area = _trapezoids(x, y, 0.0, 1.0) + closing
+        area = _trapezoids(x, y, 0.0, y0) + closing
     elif interpolate:
         step = recall - recall.shift(1, fill_value=0.0)
         area = (step * precision.cum_max(reverse=True)).sum()
     else:
-        area = _trapezoids(recall, precision, 0.0, 1.0)
+        area = _trapezoids(recall, precision, 0.0, y0)
     return pl.when(r.num_rel(level) > 0).then(area)
 
 
@@ -124,8 +139,8 @@ def auc_pr(r: Ranking, s: Spec) -> pl.Expr:
     "AUC-ROC",
     cutoff="none",
     params={"rel": REL, "interpolate": INTERPOLATE},
-    aliases=("AUCROC", "ROC-AUC", "AUROC", "auc_roc", "AUC"),
-    trec="(LingPipe areaUnderRocCurve; roc_auc_score without ties)",
+    aliases=("AUCROC", "ROC-AUC", "AUROC", "auc_roc", "AUC", "areaUnderROC"),
+    trec="(LingPipe areaUnderRocCurve; roc_auc_score with ties=threshold)",
 )
 def auc_roc(r: Ranking, s: Spec) -> pl.Expr:
     """Area under the ROC curve: trapezoids from (0, 0) through every ranked document to (1, 1).
@@ -133,16 +148,20 @@ def auc_roc(r: Ranking, s: Spec) -> pl.Expr:
     A point per ranked document: (FP/N, TP/R), N = negatives (ranked non-relevant plus
     unranked labelled non-relevant, or ``num_negatives``). The documents not ranked close
     the curve with a straight line to (1, 1), as one tie at the bottom (LingPipe's limit
-    point; scikit-learn's roc_auc_score on untied data). Tied scores are separate points:
-    scikit-learn's tie-grouped value is the mean of this measure under
+    point; scikit-learn's roc_auc_score on untied data). Tied scores are separate points,
+    except under ``ties="threshold"``, which keeps one point per run of tied scores
+    (`Ranking.point_ends`): scikit-learn's ``roc_auc_score`` and Spark MLlib's
+    ``areaUnderROC`` (alias) exactly, and the mean of this measure under
     ``ties="optimistic"`` and ``ties="pessimistic"``. ``interpolate=true``: LingPipe's
-    interpolated ROC (the last point of each false positive rate). Null when R = 0 or N = 0.
+    interpolated ROC (the last point of each false positive rate). Null when R = 0 or N = 0
+    (scikit-learn raises there; Spark gives 0 without positives, 1 without negatives).
     """
     level = s.level(r.default_level)
     R, N = r.num_rel(level), r.num_negatives(level)
     negative = (r.retrieved & ~r.judged_rel(level)).cum_sum()
-    tpr = (r.tp(level) / R).filter(r.retrieved)
-    fpr = (negative / N).filter(r.retrieved)
+    end = r.point_ends()
+    tpr = (r.tp(level) / R).filter(r.retrieved).filter(end)
+    fpr = (negative / N).filter(r.retrieved).filter(end)
     if s.param("interpolate"):  # keep a point when the next one (or (1, 1)) moves right
         keep = fpr != fpr.shift(-1, fill_value=1.0)
         tpr, fpr = tpr.filter(keep), fpr.filter(keep)
@@ -161,8 +180,11 @@ def max_f(r: Ranking, s: Spec) -> pl.Expr:
     """Maximum F-beta over the operating points: max_k (1 + β²)·tp(k) / (β²·R + k).
 
     The best F of any cut of the ranking (LingPipe ``maximumFMeasure``; limit points have
-    F = 0). 0 when no relevant document is ranked, and so when R = 0.
+    F = 0). Under ``ties="threshold"`` the cuts are the score thresholds (the ends of the
+    runs of tied scores): the maximum of Spark's ``fMeasureByThreshold`` or of F over
+    scikit-learn's ``precision_recall_curve``. 0 when no relevant document is ranked, and
+    so when R = 0.
     """
     level, beta2 = s.level(r.default_level), s.param("beta") ** 2
     f = (1.0 + beta2) * r.tp(level) / (beta2 * r.num_rel(level) + r.rank)
-    return f.filter(r.retrieved).max().fill_null(0.0)
+    return f.filter(r.retrieved).filter(r.point_ends()).max().fill_null(0.0)

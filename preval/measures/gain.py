@@ -13,7 +13,20 @@ from typing import Any
 import polars as pl
 
 from ..errors import MeasureError
-from ..ranking import EXP, LABEL, LINEAR, SCORE, GainRule, Ranking, count, ideal_key
+from ..ranking import (
+    EXP,
+    INVERSE,
+    LABEL,
+    LINEAR,
+    LOG2,
+    SCORE,
+    Discount,
+    GainRule,
+    Ranking,
+    count,
+    discount_of,
+    ideal_key,
+)
 from .registry import REL, Param, Spec, _fmt, _number, _per_group_value, measure
 
 
@@ -52,6 +65,31 @@ DCG_FORM = Param(
 GAINS = Param(_gains, None, help="custom gain per grade, {grade:gain,...}")
 
 
+def _base(text: str) -> float:
+    value = float(text)
+    if not value > 1 or math.isinf(value):
+        msg = "base must be a number above 1"
+        raise ValueError(msg)
+    return value
+
+
+BASE = Param(_base, 2.0, help="logarithm base of the rank discount 1/log_b(rank + 1)")
+DISCOUNT = Param(
+    str, "log", ("log", "inverse"), help="rank discount: 1/log_b(rank + 1) (log) or 1/rank"
+)
+
+
+def _discount(s: Spec, *, normalised: bool) -> Discount:
+    """The rank discount of `s`: ``discount=inverse`` is 1/rank; otherwise 1/log_b(rank + 1),
+    whose base cancels in a ratio to the ideal (`normalised`), so nDCG reads it as log2."""
+    if s.param("discount") == "inverse":
+        if s.param("base") != 2.0:
+            msg = f"{s.name}: base= sets a logarithm; discount=inverse has none"
+            raise MeasureError(msg)
+        return INVERSE
+    return LOG2 if normalised else ("log", s.param("base"))
+
+
 def _gain_rule(s: Spec) -> GainRule:
     gains = s.param("gains")
     if gains is not None:
@@ -63,17 +101,17 @@ def _gain_rule(s: Spec) -> GainRule:
 
 
 def _ideal_at_cutoff(s: Spec) -> list[Any]:
-    return [ideal_key(s.cutoff, _gain_rule(s))]
+    return [ideal_key(s.cutoff, _gain_rule(s), _discount(s, normalised=True))]
 
 
 @measure(
     "nDCG",
     cutoff="optional",
-    params={"dcg": DCG_FORM, "gains": GAINS},
+    params={"dcg": DCG_FORM, "gains": GAINS, "base": BASE, "discount": DISCOUNT},
     aliases=("ndcg_cut", "NDCG"),
     trec="ndcg, ndcg_cut_K, ndcg.g=x,...",
     top_only=True,
-    presets={"ndcg_burges": {"dcg": "exp-log2"}},
+    presets={"ndcg_burges": {"dcg": "exp-log2"}, "ndcgAt": {"dcg": "exp-log2"}},
     ideals=_ideal_at_cutoff,
 )
 def ndcg(r: Ranking, s: Spec) -> pl.Expr:
@@ -87,18 +125,27 @@ def ndcg(r: Ranking, s: Spec) -> pl.Expr:
     ir_measures ``nDCG(dcg='exp-log2')@k`` = gdeval, whose ties are doc id descending as
     trec_eval's). ``gains={1:3.5,2:9}``: those grades gain those values, other grades their
     label (trec_eval ``ndcg.1=3.5,2=9.0``, ir_measures ``nDCG(gains=...)``); a negative gain
-    lowers DCG but never IDCG (trec_eval). 0 when IDCG = 0 (R = 0, or no positive gain).
+    lowers DCG but never IDCG (trec_eval). ``discount=inverse``: gains divided by the rank
+    instead of log2(rank + 1), in DCG and IDCG alike (TF-Ranking's ``rank_discount_fn``
+    ``tfr.keras.utils.inverse``). ``base=b`` (scikit-learn's ``log_base``) is accepted and
+    changes nothing: log_b(k + 1) = log2(k + 1)/log2(b) cancels in the ratio. Spark MLlib's
+    ``ndcgAt(k)`` is ``nDCG(dcg=exp-log2)@k`` (alias ``ndcgAt@k``: binary relevance gains
+    2^1 − 1 = 1; with relevance values, 2^rel − 1, natural log, which cancels too). 0 when
+    IDCG = 0 (R = 0, or no positive gain).
     """
-    rule = _gain_rule(s)
-    found = _expected_dcg(r, s.cutoff, rule) if r.expected else r.dcg(s.cutoff, rule)
-    return r.safe_div(found, r.ideal_dcg(s.cutoff, rule))
+    rule, discount = _gain_rule(s), _discount(s, normalised=True)
+    if r.expected:
+        found = _expected_dcg(r, s.cutoff, rule, discount)
+    else:
+        found = r.dcg(s.cutoff, rule, discount)
+    return r.safe_div(found, r.ideal_dcg(s.cutoff, rule, discount))
 
 
-def _expected_dcg(r: Ranking, k: int | None, rule: GainRule) -> pl.Expr:
+def _expected_dcg(r: Ranking, k: int | None, rule: GainRule, discount: Discount) -> pl.Expr:
     """E[DCG@K] over the orders of tied documents: each rank of a tie group gains the group's
     mean gain (McSherry & Najork; scikit-learn's ndcg_score with ignore_ties=False)."""
     _, size, inside, _ = r.tie_groups(r.judged_gain(rule))
-    discount = (r.rank + 1).cast(pl.Float64).log(2)
+    discount = discount_of(r.rank, discount)
     term = pl.when(r.retrieved).then(inside / size / discount).otherwise(0.0)
     return r.top(term, k).sum()
 
@@ -106,7 +153,7 @@ def _expected_dcg(r: Ranking, k: int | None, rule: GainRule) -> pl.Expr:
 @measure(
     "DCG",
     cutoff="optional",
-    params={"dcg": DCG_FORM, "gains": GAINS},
+    params={"dcg": DCG_FORM, "gains": GAINS, "base": BASE, "discount": DISCOUNT},
     aliases=("dcg",),
     trec="dcg (trec_eval 10)",
     top_only=True,
@@ -117,12 +164,16 @@ def dcg(r: Ranking, s: Spec) -> pl.Expr:
 
     DCG@K = Σ_{k ≤ K} gain_k / log2(k + 1), gain as in nDCG: the label (linear; ranx
     ``dcg@k``, trec_eval 10 ``dcg``), 2^label − 1 with ``dcg=exp-log2`` (ranx
-    ``dcg_burges@k``), or custom ``gains=``. Unjudged documents gain 0. 0 when nothing is
-    retrieved or R = 0; a cutoff beyond n sums the n retrieved.
+    ``dcg_burges@k``), or custom ``gains=``. ``base=b``: discount log_b(k + 1), as
+    scikit-learn's ``dcg_score(..., log_base=b)`` (which averages over ties as
+    ``ties="expected"`` does, unless ``ignore_ties=True``). ``discount=inverse``: discount k,
+    TF-Ranking's ``DCGMetric(rank_discount_fn=tfr.keras.utils.inverse)``. Unjudged documents
+    gain 0. 0 when nothing is retrieved or R = 0; a cutoff beyond n sums the n retrieved.
     """
+    rule, discount = _gain_rule(s), _discount(s, normalised=False)
     if r.expected:
-        return _expected_dcg(r, s.cutoff, _gain_rule(s))
-    return r.dcg(s.cutoff, _gain_rule(s))
+        return _expected_dcg(r, s.cutoff, rule, discount)
+    return r.dcg(s.cutoff, rule, discount)
 
 
 def _trec_gains(s: Spec) -> GainRule:
@@ -280,3 +331,26 @@ def binary_g(r: Ranking, s: Spec) -> pl.Expr:
     above = (r.rank - r.tp(level)).cast(pl.Float64)  # non-relevant ranks up to this one
     term = pl.when(r.rel(level)).then(1.0 / (2.0 + above).log(2)).otherwise(0.0)
     return r.safe_div(term.sum(), r.num_rel(level))
+
+
+@measure(
+    "ARP",
+    cutoff="none",
+    aliases=("arp", "average_relevance_position"),
+    trec="(TF-Ranking ARPMetric)",
+)
+def average_relevance_position(r: Ranking, s: Spec) -> pl.Expr:
+    """Average relevance position: the mean rank of the ranked documents, weighted by their
+    grades (lower is better).
+
+    ARP = Σ_k k · g_k / Σ_k g_k over the ranked documents, g = max(label, 0) (unjudged 0):
+    TF-Ranking's ``ARPMetric`` (``metrics_impl.ARPMetric``; Zhuang et al.'s ARP, used for
+    unbiased learning to rank), per list. TF-Ranking averages lists weighted by Σ_k g_k
+    (its per-list weight), so its value over several lists is Σ_q Σ_k k·g_k / Σ_q Σ_k g_k;
+    preval's summary is the plain mean of the per-query values. Relevant documents that were
+    not retrieved have no rank and do not count (TF-Ranking ranks every valid document of a
+    list; it drops labels < 0 as padding). 0 when no ranked document has a positive grade
+    (TF-Ranking's div_no_nan).
+    """
+    gain = pl.when(r.retrieved).then(r.judged_gain()).otherwise(0.0)
+    return r.safe_div((gain * r.rank.cast(pl.Float64)).sum(), gain.sum())

@@ -23,6 +23,13 @@ EXPECTED_FORMS = frozenset(
      "NumRelRet", "NumQ", "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility",
      "NumNonrelJudgedRet"}
 )  # fmt: skip
+# measures defined when tied scores form one operating point (ties="threshold"): those that
+# read the curve of operating points, and those that do not read the order
+THRESHOLD_FORMS = frozenset(
+    {"AP", "GMAP", "AUC-PR", "AUC-ROC", "MaxF", "NumRet", "NumRel", "NumRelRet", "NumQ",
+     "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility", "Accuracy", "Specificity",
+     "NumNonrelJudgedRet"}
+)  # fmt: skip
 
 
 def build(spec: Spec, ranking: Ranking) -> pl.Expr:
@@ -42,6 +49,12 @@ def build(spec: Spec, ranking: Ranking) -> pl.Expr:
             "bound any measure"
         )
         raise MeasureError(msg)
+    if ranking.threshold and name not in THRESHOLD_FORMS:
+        msg = (
+            f"{spec.name} is not defined under ties='threshold' (tied scores as one operating "
+            f"point); those that are: {', '.join(sorted(THRESHOLD_FORMS))}"
+        )
+        raise MeasureError(msg)
     return spec.definition.build(ranking, spec).cast(spec.dtype).alias(spec.name)
 
 
@@ -59,6 +72,12 @@ _TREC = re.compile(
 )
 
 
+# Spark MLlib's RankingMetrics spellings, the cutoff as the call's argument: ndcgAt(10) ...
+_MLLIB = re.compile(
+    r"^(?P<name>precisionAt|recallAt|ndcgAt|meanAveragePrecisionAt)\((?P<cutoff>\d+)\)$"
+)
+
+
 def parse(text: str, *, hint: bool = True) -> Spec:
     """Parse one measure request into a `Spec`, or raise `MeasureError` saying what is wrong.
 
@@ -69,7 +88,7 @@ def parse(text: str, *, hint: bool = True) -> Spec:
     ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
     if ranx_rbp:
         raw = f"RBP(p=0.{ranx_rbp[1]},gain=label)"
-    trec = _TREC.match(raw)
+    trec = _TREC.match(raw) or _MLLIB.match(raw)
     if trec:
         raw = f"{trec['name']}@{trec['cutoff']}"
     m = _GRAMMAR.match(raw)

@@ -18,8 +18,8 @@ from .registry import ALPHA, BETA, REL, THRESHOLD, Param, Spec, _beta, _norm, _n
 @measure(
     "P",
     cutoff="required",
-    params={"rel": REL},
-    aliases=("precision",),
+    params={"rel": REL, "norm": _norm("K", "min")},
+    aliases=("precision", "precisionAt"),
     trec="P_K",
     top_only=True,
 )
@@ -27,19 +27,23 @@ def precision(r: Ranking, s: Spec) -> pl.Expr:
     """Precision at K: relevant documents among the top K, divided by K.
 
     P@K = tp(K)/K; ranks beyond the n retrieved documents count as non-relevant (trec_eval
-    ``P_K``, LingPipe ``precisionAt``). Defined (0) when R = 0 or nothing was retrieved.
+    ``P_K``, LingPipe ``precisionAt``, Spark MLlib ``precisionAt``). ``norm=min`` divides by
+    min(K, n) instead: torchmetrics' ``RetrievalPrecision(top_k=K, adaptive_k=True)`` and
+    TF-Ranking's ``PrecisionMetric(topn=K)`` (which divides by the valid documents of the list
+    when fewer than K). Defined (0) when R = 0 or nothing was retrieved.
     """
-    level = s.level(r.default_level)
-    if r.expected:  # E[tp(K)]/K: linear in the relevance of each rank
-        return r.divide(r.expected_hits(level, s.cutoff), s.cutoff)
-    return r.divide(r.hits(level, s.cutoff), s.cutoff)
+    level, k = s.level(r.default_level), s.cutoff
+    found = r.expected_hits(level, k) if r.expected else r.hits(level, k)
+    if s.param("norm") == "min":
+        return r.safe_div(found, pl.min_horizontal(r.num_ret, pl.lit(k)))
+    return r.divide(found, k)
 
 
 @measure(
     "R",
     cutoff="required",
     params={"rel": REL, "norm": _norm("R", "min")},
-    aliases=("recall",),
+    aliases=("recall", "recallAt"),
     trec="recall_K, relative_P_K (norm=min)",
     top_only=True,
     presets={"relative_P": {"norm": "min"}},
@@ -327,3 +331,62 @@ def specificity(r: Ranking, s: Spec) -> pl.Expr:
     """Specificity (rejection recall) at a score cut: tn / N, tn = N − fp. Null when N = 0."""
     _, fp, _, N = _set_counts(r, s)
     return pl.when(N > 0).then((N - fp) / N)
+
+
+@measure(
+    "FallOut",
+    cutoff="optional",
+    params={"rel": REL},
+    aliases=("fallout", "fall_out", "Fallout"),
+    trec="(torchmetrics RetrievalFallOut)",
+)
+def fall_out(r: Ranking, s: Spec) -> pl.Expr:
+    """Fall-out at K: the share of the query's non-relevant documents ranked in the top K.
+
+    FallOut@K = (min(K, n) − tp(K)) / N, N = the query's negatives as for AUC-ROC (ranked
+    non-relevant documents, unjudged ones included, plus unranked labelled non-relevant
+    ones, or ``num_negatives``); without K all n ranked documents (1 − Specificity of the
+    ranked set). torchmetrics' ``RetrievalFallOut(top_k=K)`` (Manning et al., IR book §8.3).
+    Lower is better. Null when N = 0: torchmetrics' functional form gives 0 there, its
+    ``RetrievalFallOut`` module follows ``empty_target_action`` (default ``"pos"``: 1).
+    """
+    level, k = s.level(r.default_level), s.cutoff
+    fp = r.top(r.retrieved & ~r.judged_rel(level), k).sum()
+    N = r.num_negatives(level)
+    return pl.when(N > 0).then(fp / N)
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        msg = "min_precision must be in [0, 1]"
+        raise ValueError(msg)
+    return value
+
+
+@measure(
+    "RecallAtFixedPrecision",
+    cutoff="optional",
+    params={
+        "rel": REL,
+        "min_precision": Param(_share, 0.0, help="the precision a cut must keep"),
+    },
+    aliases=("recall_at_fixed_precision",),
+    trec="(torchmetrics RetrievalRecallAtFixedPrecision)",
+)
+def recall_at_precision(r: Ranking, s: Spec) -> pl.Expr:
+    """Recall at a fixed precision: the best recall of a cut k ≤ K whose precision is at least
+    ``min_precision``.
+
+    max {tp(k)/R : k ≤ min(K, n), tp(k)/k ≥ p} (all ranks without K), 0 when no cut
+    qualifies or R = 0. torchmetrics' ``RetrievalRecallAtFixedPrecision(min_precision=p,
+    max_k=K)`` on one query (ranks past n add no recall). On several queries torchmetrics
+    first averages P@k and R@k over the queries and takes the best k of the mean curves:
+    max {mean R@k : k ≤ K, mean P@k ≥ p}, a function of preval's summary of P@1..K and
+    R@1..K (docs/measures.md). The k it also reports is the largest k reaching that recall
+    with precision ≥ p, and K when the recall is 0.
+    """
+    level, p = s.level(r.default_level), s.param("min_precision")
+    kept = r.retrieved & (r.precision(level) >= p)
+    best = r.top(pl.when(kept).then(r.recall(level)), s.cutoff).max()
+    return best.fill_null(0.0)

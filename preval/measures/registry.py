@@ -276,13 +276,13 @@ def forget(name: str) -> None:
 # package applies it once every family module has registered its measures (`order_catalogue`);
 # a measure not listed here follows those listed, in the order of registration.
 ORDER = (
-    "AP", "GMAP", "P", "R", "RR", "Rprec", "nDCG", "DCG", "nDCGRel", "Rndcg", "G", "SDCG", "INSQ",
-    "INST", "BPM", "Compat", "NERR8", "NERR9", "NERR10", "NERR11", "Success", "Hits", "F", "RBP",
-    "RBPResid", "ERR", "TieAtCutoff", "Bpref", "GMBpref", "IPrec", "AP11", "infAP", "Judged",
-    "SetP", "SetR", "AUC-PR", "AUC-ROC", "MaxF", "SetF", "SetRelP", "SetAP", "Utility", "binG",
-    "Accuracy", "PairAccuracy", "Specificity", "NumRet", "NumRel", "NumRelRet",
-    "NumNonrelJudgedRet", "NumQ", "alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA", "NRBP", "AP_IA",
-    "P_IA", "StRecall",
+    "AP", "GMAP", "P", "R", "RR", "Rprec", "nDCG", "DCG", "ARP", "nDCGRel", "Rndcg", "G", "SDCG",
+    "INSQ", "INST", "BPM", "Compat", "NERR8", "NERR9", "NERR10", "NERR11", "Success", "Hits", "F",
+    "RBP", "RBPResid", "ERR", "TieAtCutoff", "Bpref", "GMBpref", "IPrec", "AP11", "infAP",
+    "Judged", "SetP", "SetR", "AUC-PR", "AUC-ROC", "MaxF", "RecallAtFixedPrecision", "SetF",
+    "SetRelP", "SetAP", "Utility", "binG", "Accuracy", "PairAccuracy", "Specificity", "FallOut",
+    "NumRet", "NumRel", "NumRelRet", "NumNonrelJudgedRet", "NumQ", "alpha_DCG", "alpha_nDCG",
+    "ERR_IA", "nERR_IA", "NRBP", "AP_IA", "P_IA", "StRecall",
 )  # fmt: skip
 
 
