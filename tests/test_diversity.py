@@ -348,6 +348,9 @@ def test_diversity_measure_without_subtopic_column_says_what_is_missing() -> Non
         preval.evaluate(r.with_columns(label=1), ["AP"], subtopic="subtopic")
     with pytest.raises(MeasureError, match="expected"):
         preval.evaluate(r, ["NRBP"], qrels=q, subtopic="subtopic", ties="expected")
+    # a tie group as one step has no meaning in ndeval's one-document-per-rank walk
+    with pytest.raises(MeasureError, match="threshold"):
+        preval.evaluate(r, ["alpha_nDCG@5"], qrels=q, subtopic="subtopic", ties="threshold")
 
 
 def test_a_judgment_repeated_per_subtopic_is_an_error_or_one_is_kept() -> None:

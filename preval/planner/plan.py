@@ -39,6 +39,7 @@ from ..ranking import (
     ROW,
     RUN,
     SCORE,
+    THRESHOLD,
     TOTAL_NEG,
     TOTAL_POS,
     Ranking,
@@ -368,10 +369,12 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
     status = status.map_batches(check, schema=kept).with_columns(queries_ok.alias(EVALUATED))
     if len(specs) < len(all_specs):
         div_specs = [s for s in all_specs if s.definition.diversity]
-        if ties == EXPECTED or conv.name != "trec":
+        if ties in (EXPECTED, THRESHOLD) or conv.name != "trec":
+            # ndeval walks one document per rank: a tie group read as one step (threshold) or
+            # averaged over its orders (expected) has no meaning there
             msg = (
                 f"{div_specs[0].name}: diversity measures follow ndeval's ranking: "
-                f"ties='expected' and convention={conv.name!r} are not defined for them"
+                f"ties={ties!r} and convention={conv.name!r} are not defined for them"
             )
             raise MeasureError(msg)
         qkeys = [k for k in keys if k in per_subtopic.collect_schema()]
