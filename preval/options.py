@@ -225,27 +225,6 @@ class Semantics:
 
 
 @dataclass(frozen=True)
-class Intervals:
-    """The confidence intervals of a summary: `ci` the level (None: no interval), `ci_method`
-    one of t, percentile, bca; `resamples` and `seed` of the bootstrap (`preval.intervals`)."""
-
-    ci: float | None = None
-    ci_method: str = "t"
-    resamples: int = 10_000
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.ci is not None and not (isinstance(self.ci, int | float) and 0 < self.ci < 1):
-            msg = f"ci must be a level between 0 and 1 (e.g. 0.95), got {self.ci!r}"
-            raise InputError(msg)
-        _check_choice("ci_method", self.ci_method, CI_METHODS)
-        validate.require_count("resamples", self.resamples, minimum=1)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            msg = f"seed must be an integer, got {self.seed!r}"
-            raise InputError(msg)
-
-
-@dataclass(frozen=True)
 class Options:
     """Every option of one call: the columns, the semantics, the intervals of a summary and
     how paths are read."""
@@ -253,7 +232,7 @@ class Options:
     columns: Columns = field(default_factory=Columns)
     semantics: Semantics = field(default_factory=Semantics)
     input_format: str = "auto"
-    intervals: Intervals = field(default_factory=Intervals)
+    intervals: Intervals = field(default_factory=lambda: Intervals())  # (defined below)
 
     def __post_init__(self) -> None:
         _check_choice("input_format", self.input_format, INPUT_FORMATS)
@@ -284,6 +263,27 @@ class Options:
         out |= {f.name: getattr(self.semantics, f.name) for f in fields(Semantics)}
         out |= {f.name: getattr(self.intervals, f.name) for f in fields(Intervals)}
         return out | {"input_format": self.input_format}
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """The confidence intervals of a summary: `ci` the level (None: no interval), `ci_method`
+    one of t, percentile, bca; `resamples` and `seed` of the bootstrap (`preval.intervals`)."""
+
+    ci: float | None = None
+    ci_method: str = "t"
+    resamples: int = 10_000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.ci is not None and not (isinstance(self.ci, int | float) and 0 < self.ci < 1):
+            msg = f"ci must be a level between 0 and 1 (e.g. 0.95), got {self.ci!r}"
+            raise InputError(msg)
+        _check_choice("ci_method", self.ci_method, CI_METHODS)
+        validate.require_count("resamples", self.resamples, minimum=1)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            msg = f"seed must be an integer, got {self.seed!r}"
+            raise InputError(msg)
 
 
 def _replace(obj: Any, changes: Mapping[str, object]) -> Any:
@@ -382,7 +382,9 @@ def add_arguments(parser: argparse.ArgumentParser, entry: str, *, skip: Sequence
 
 
 def _flag_help(o: Option) -> str:
-    default = "" if o.default in (None, False) or o.repeat else f" (default: {o.default})"
+    default = (
+        "" if o.default is None or o.default is False or o.repeat else f" (default: {o.default})"
+    )
     repeat = " (repeatable)" if o.repeat else ""
     return f"{o.help}{default}{repeat}".replace("%", "%%")
 

@@ -130,9 +130,12 @@ def summarize(
     if intervals.ci_method == "t":
         hidden = {}
         for i, (name, value) in enumerate(values.items()):
-            hidden[name] = (f"__preval_mean{i}", f"__preval_sd{i}", f"__preval_n{i}")
+            hidden[name] = [f"__preval_{stat}{i}" for stat in ("mean", "sd", "n", "equal")]
+            # equal values: a zero-width interval at the value itself
+            equal = pl.when((value.max() == value.min()) & ~value.is_nan().any())
+            equal = equal.then(value.min())
             aggs += [value.mean().alias(hidden[name][0]), value.std().alias(hidden[name][1]),
-                     value.count().alias(hidden[name][2])]  # fmt: skip
+                     value.count().alias(hidden[name][2]), equal.alias(hidden[name][3])]  # fmt: skip
         out = lf.select(aggs) if not keys else lf.group_by(keys).agg(aggs).sort(keys)
         schema = {**out.collect_schema(), **_bounds_schema(rates)}
         schema = {c: schema[c] for c in order}
@@ -178,13 +181,17 @@ def _bounds_columns(low, high, n, name: str, spec: Spec) -> list[pl.Series]:
 
 def _t_bounds(df: pl.DataFrame, *, hidden, rates, level, order) -> pl.DataFrame:
     """The summary with each rate's t interval (`intervals.t_interval`)."""
+    import numpy as np
+
     from .intervals import t_interval  # numpy and scipy: only for an interval
 
     columns = []
-    for name, (mean, sd, n) in hidden.items():
+    for name, (mean, sd, n, equal) in hidden.items():
         counts = df[n].to_numpy()
+        value = df[equal].fill_null(float("nan")).to_numpy()
         low, high = t_interval(df[mean].to_numpy(), df[sd].fill_null(0.0).to_numpy(), counts,
                                level)  # fmt: skip
+        low, high = np.where(np.isnan(value), low, value), np.where(np.isnan(value), high, value)
         columns += _bounds_columns(low, high, counts.tolist(), name, rates[name])
     return df.with_columns(columns).select(order)
 

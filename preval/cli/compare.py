@@ -62,9 +62,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction per measure (default: holm)")  # fmt: skip
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
-                   help="randomization and bootstrap resamples (default 10000)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--missing", choices=MISSING, default="zero",
                    help="a query a system lacks: 0 for it (default) or dropped")  # fmt: skip
     p.add_argument("--format", choices=(*FORMATS, "parquet"), default="table",
@@ -101,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     result = compare(
         per_query, baseline=baseline, measures=args.measures if args.per_query_table else None,
         by=by, query=args.query, test=args.test, correction=args.correction,
-        alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, missing=args.missing,
+        alpha=args.alpha, n_resamples=opts.intervals.resamples, seed=opts.intervals.seed,
+        missing=args.missing,
     )  # fmt: skip
     if args.output:
         report.write(result, args.output)
