@@ -134,8 +134,12 @@ def summarize(
             # equal values: a zero-width interval at the value itself
             equal = pl.when((value.max() == value.min()) & ~value.is_nan().any())
             equal = equal.then(value.min())
-            aggs += [value.mean().alias(hidden[name][0]), value.std().alias(hidden[name][1]),
-                     value.count().alias(hidden[name][2]), equal.alias(hidden[name][3])]  # fmt: skip
+            aggs += [
+                value.mean().alias(hidden[name][0]),
+                value.std().alias(hidden[name][1]),
+                value.count().alias(hidden[name][2]),
+                equal.alias(hidden[name][3]),
+            ]
         out = lf.select(aggs) if not keys else lf.group_by(keys).agg(aggs).sort(keys)
         schema = {**out.collect_schema(), **_bounds_schema(rates)}
         schema = {c: schema[c] for c in order}
@@ -189,17 +193,20 @@ def _t_bounds(df: pl.DataFrame, *, hidden, rates, level, order) -> pl.DataFrame:
     for name, (mean, sd, n, equal) in hidden.items():
         counts = df[n].to_numpy()
         value = df[equal].fill_null(float("nan")).to_numpy()
-        low, high = t_interval(df[mean].to_numpy(), df[sd].fill_null(0.0).to_numpy(), counts,
-                               level)  # fmt: skip
+        low, high = t_interval(df[mean].to_numpy(), df[sd].fill_null(0.0).to_numpy(), counts, level)
         low, high = np.where(np.isnan(value), low, value), np.where(np.isnan(value), high, value)
         columns += _bounds_columns(low, high, counts.tolist(), name, rates[name])
     return df.with_columns(columns).select(order)
 
 
 def _bootstrap_bounds(
-    df: pl.DataFrame, *, keys: list[str], query: str, rates: dict[str, Spec],
+    df: pl.DataFrame,
+    *,
+    keys: list[str],
+    query: str,
+    rates: dict[str, Spec],
     intervals: Intervals,
-) -> pl.DataFrame:  # fmt: skip
+) -> pl.DataFrame:
     """The bootstrap bounds of every rate per group (keys..., bounds): the groups that have
     the same queries share one set of resamples (`intervals.bootstrap_means`), in the order
     of their first group (by keys); within a set, queries in ascending order of their id."""
@@ -210,12 +217,18 @@ def _bootstrap_bounds(
     names = list(rates)
     m = len(names)
     g, q = "__preval_group", "__preval_query"
-    groups = (df.select(keys).unique().sort(keys) if keys else pl.DataFrame([pl.Series(
-        "__preval_all", [0])])).with_row_index(g)  # fmt: skip
+    groups = (
+        df.select(keys).unique().sort(keys)
+        if keys
+        else pl.DataFrame([pl.Series("__preval_all", [0])])
+    ).with_row_index(g)
     queries = df.select(pl.col(query).unique().sort()).with_row_index(q)
     coded = df.join(queries, on=query, nulls_equal=True)
-    coded = coded.join(groups, on=keys, nulls_equal=True) if keys else coded.with_columns(
-        pl.lit(0, pl.UInt32).alias(g))  # fmt: skip
+    coded = (
+        coded.join(groups, on=keys, nulls_equal=True)
+        if keys
+        else coded.with_columns(pl.lit(0, pl.UInt32).alias(g))
+    )
     cells = coded.group_by(g, q).agg(
         *[pl.col(n).sum().alias(f"s{j}") for j, n in enumerate(names)],
         *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
@@ -234,9 +247,12 @@ def _bootstrap_bounds(
         .sort(g)
     )
     sets = (
-        cells.group_by(g).agg(pl.col(q).sort().alias("queries")).sort(g)
-        .group_by("queries", maintain_order=True).agg(pl.col(g))
-    )  # fmt: skip
+        cells.group_by(g)
+        .agg(pl.col(q).sort().alias("queries"))
+        .sort(g)
+        .group_by("queries", maintain_order=True)
+        .agg(pl.col(g))
+    )
     n_groups = groups.height
     low, high = np.full((n_groups, m), np.nan), np.full((n_groups, m), np.nan)
     rng = np.random.default_rng(intervals.seed)

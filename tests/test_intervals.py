@@ -26,11 +26,10 @@ EXAMPLE = ROOT / "fixtures" / "example.parquet"
 
 def table(values: dict[str, list[float | None]], measure: str = "AP") -> pl.DataFrame:
     """A per-query table: one system per key of `values`, queries q00, q01 ... in order."""
-    rows = [
-        (system, f"q{i:02d}", v) for system, vs in values.items() for i, v in enumerate(vs)
-    ]
-    return pl.DataFrame(rows, schema={"system": pl.String, "query": pl.String,
-                                      measure: pl.Float64}, orient="row")  # fmt: skip
+    rows = [(system, f"q{i:02d}", v) for system, vs in values.items() for i, v in enumerate(vs)]
+    return pl.DataFrame(
+        rows, schema={"system": pl.String, "query": pl.String, measure: pl.Float64}, orient="row"
+    )
 
 
 def bounds(summary: pl.DataFrame, system: str, measure: str = "AP") -> tuple[float, float]:
@@ -62,8 +61,9 @@ def reference_bca(x: np.ndarray, boot: np.ndarray, confidence: float) -> tuple[f
     d = jack.mean() - jack
     a = (d**3).sum() / (6 * (d**2).sum() ** 1.5)
     alpha = 1 - confidence
-    levels = [ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in (ndtri(alpha / 2),
-                                                                   ndtri(1 - alpha / 2))]  # fmt: skip
+    levels = [
+        ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))) for z in (ndtri(alpha / 2), ndtri(1 - alpha / 2))
+    ]
     return tuple(np.quantile(boot, levels))
 
 
@@ -85,13 +85,16 @@ def test_t_interval_is_scipys() -> None:
             assert low == pytest.approx(want.low, abs=1e-12)
             assert high == pytest.approx(want.high, abs=1e-12)
             mean, se = x.mean(), stats.sem(x)
-            assert (low, high) == pytest.approx(stats.t.interval(0.9, x.size - 1, mean, se),
-                                                abs=1e-12)  # fmt: skip
+            assert (low, high) == pytest.approx(
+                stats.t.interval(0.9, x.size - 1, mean, se), abs=1e-12
+            )
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=30),
-       st.sampled_from([0.8, 0.9, 0.95, 0.99]))  # fmt: skip
+@given(
+    st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=30),
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
 def test_t_interval_matches_scipy_on_any_values(values: list[float], level: float) -> None:
     got = preval.summarize(table({"a": values}), ci=level).collect()
     low, high = bounds(got, "a")
@@ -150,10 +153,20 @@ def test_bootstrap_agrees_with_scipy_within_monte_carlo_error(method: str) -> No
     # wrong level, a wrong acceleration sign) moves a bound by far more.
     x = skewed(60, 11)
     frame = table({"a": x.tolist()})
-    ours = bounds(preval.summarize(frame, ci=0.95, ci_method=method.lower(), resamples=20_000,
-                                   seed=3).collect(), "a")  # fmt: skip
-    theirs = stats.bootstrap((x,), np.mean, confidence_level=0.95, n_resamples=20_000,
-                             method=method, rng=np.random.default_rng(99)).confidence_interval  # fmt: skip
+    ours = bounds(
+        preval.summarize(
+            frame, ci=0.95, ci_method=method.lower(), resamples=20_000, seed=3
+        ).collect(),
+        "a",
+    )
+    theirs = stats.bootstrap(
+        (x,),
+        np.mean,
+        confidence_level=0.95,
+        n_resamples=20_000,
+        method=method,
+        rng=np.random.default_rng(99),
+    ).confidence_interval
     scale = x.std(ddof=1) / math.sqrt(x.size)
     assert abs(ours[0] - theirs.low) < 0.2 * scale
     assert abs(ours[1] - theirs.high) < 0.2 * scale
@@ -172,8 +185,9 @@ def test_bca_of_a_skewed_sample_differs_from_the_percentile_interval() -> None:
 
 @pytest.mark.parametrize("method", ["t", "percentile", "bca"])
 def test_one_query_has_no_interval_and_equal_values_a_zero_width_one(method: str) -> None:
-    frame = pl.concat([table({"one": [0.3]}), table({"flat": [0.1] * 12}),
-                       table({"some": [0.2, 0.5, 0.9, 0.4]})])  # fmt: skip
+    frame = pl.concat(
+        [table({"one": [0.3]}), table({"flat": [0.1] * 12}), table({"some": [0.2, 0.5, 0.9, 0.4]})]
+    )
     got = preval.summarize(frame, ci=0.95, ci_method=method, resamples=200).collect()
     assert bounds(got, "one") == (None, None)  # undefined: null
     assert bounds(got, "flat") == (0.1, 0.1)  # exactly the value
@@ -184,8 +198,13 @@ def test_one_query_has_no_interval_and_equal_values_a_zero_width_one(method: str
 @pytest.mark.parametrize("method", ["t", "percentile", "bca"])
 def test_nulls_are_left_out_and_nan_makes_the_bounds_nan(method: str) -> None:
     x = skewed(30, 8).tolist()
-    frame = pl.concat([table({"full": x}), table({"holes": [*x[:20], *[None] * 10]}),
-                       table({"nan": [*x[:29], float("nan")]})])  # fmt: skip
+    frame = pl.concat(
+        [
+            table({"full": x}),
+            table({"holes": [*x[:20], *[None] * 10]}),
+            table({"nan": [*x[:29], float("nan")]}),
+        ]
+    )
     got = preval.summarize(frame, ci=0.9, ci_method=method, resamples=1000).collect()
     assert got.filter(pl.col("system") == "holes")["AP"][0] == pytest.approx(np.mean(x[:20]))
     assert all(math.isnan(b) for b in bounds(got, "nan"))
@@ -201,8 +220,7 @@ def test_nulls_are_left_out_and_nan_makes_the_bounds_nan(method: str) -> None:
             drawn = rng.integers(0, 30, size=30)  # "holes" shares its query set with "full"
             full[b], holes[b] = np.mean(np.array(x)[drawn]), np.nanmean(values[drawn])
         if method == "percentile":
-            assert (low, high) == pytest.approx(tuple(np.quantile(holes, [0.05, 0.95])),
-                                                abs=1e-12)  # fmt: skip
+            assert (low, high) == pytest.approx(tuple(np.quantile(holes, [0.05, 0.95])), abs=1e-12)
             want = tuple(np.quantile(full, [0.05, 0.95]))
             assert bounds(got, "full") == pytest.approx(want, abs=1e-12)
         assert low < np.mean(x[:20]) < high
@@ -234,8 +252,14 @@ def test_seeded_and_repeatable() -> None:
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_systems_and_measures_share_the_resampled_queries(method: str) -> None:
     x = skewed(45, 21)
-    frame = table({"a": x.tolist(), "twin": x.tolist(), "shifted": (x + 0.25).tolist(),
-                   "other": skewed(45, 22).tolist()})  # fmt: skip
+    frame = table(
+        {
+            "a": x.tolist(),
+            "twin": x.tolist(),
+            "shifted": (x + 0.25).tolist(),
+            "other": skewed(45, 22).tolist(),
+        }
+    )
     frame = frame.with_columns((pl.col("AP") * 2).alias("P@10"))
     got = preval.summarize(frame, ci=0.95, ci_method=method, resamples=2000).collect()
     a = bounds(got, "a")
@@ -252,8 +276,9 @@ def test_extra_keys_resample_within_each_group() -> None:
     frame = table({"a": x.tolist(), "b": y.tolist()}).with_columns(
         kind=pl.when(pl.col("query") < "q10").then(pl.lit("short")).otherwise(pl.lit("long"))
     )
-    got = preval.summarize(frame, by=["system", "kind"], ci=0.9, ci_method="percentile",
-                           resamples=800, seed=2).collect()  # fmt: skip
+    got = preval.summarize(
+        frame, by=["system", "kind"], ci=0.9, ci_method="percentile", resamples=800, seed=2
+    ).collect()
     # two query sets (long: q10..q29, then short: q00..q09; in the order of their first
     # group by keys, (a, long)); each resampled within itself, shared by a and b
     rng = np.random.default_rng(2)
@@ -309,17 +334,42 @@ def test_a_result_summary_takes_the_same_intervals() -> None:
 
 def test_cli_evaluate_prints_and_writes_the_bounds(capsys, tmp_path) -> None:
     out = tmp_path / "summary.parquet"
-    assert main(["evaluate", str(EXAMPLE), "--by", "system", "-m", "AP", "-m", "NumRet",
-                 "--ci", "0.95", "--ci-method", "percentile", "--resamples", "500",
-                 "--seed", "3", "--format", "csv", "--summary", str(out), "-q"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                str(EXAMPLE),
+                "--by",
+                "system",
+                "-m",
+                "AP",
+                "-m",
+                "NumRet",
+                "--ci",
+                "0.95",
+                "--ci-method",
+                "percentile",
+                "--resamples",
+                "500",
+                "--seed",
+                "3",
+                "--format",
+                "csv",
+                "--summary",
+                str(out),
+                "-q",
+            ]
+        )
+        == 0
+    )
     printed = pl.read_csv(capsys.readouterr().out.encode())
     per_query = preval.evaluate(EXAMPLE, ["AP", "NumRet"], by="system")
-    want = preval.summarize(per_query, ci=0.95, ci_method="percentile", resamples=500,
-                            seed=3).collect()  # fmt: skip
+    want = preval.summarize(
+        per_query, ci=0.95, ci_method="percentile", resamples=500, seed=3
+    ).collect()
     assert printed.columns == want.columns
     assert np.allclose(printed["AP_ci_low"], want["AP_ci_low"], atol=1e-12)
     assert pl.read_parquet(out).equals(want)
-    assert main(["evaluate", str(EXAMPLE), "--by", "system", "-m", "AP", "--ci", "0.9",
-                 "-q"]) == 0  # fmt: skip
+    assert main(["evaluate", str(EXAMPLE), "--by", "system", "-m", "AP", "--ci", "0.9", "-q"]) == 0
     text = capsys.readouterr().out
     assert "AP_ci_low" in text.splitlines()[0] and "AP_ci_high" in text.splitlines()[0]
