@@ -40,6 +40,10 @@ def __getattr__(name: str) -> object:
         from .significance import compare
 
         return compare
+    if name == "power":  # the module: preval.power.analysis, .queries_needed ... (numpy)
+        import importlib
+
+        return importlib.import_module(".power", __name__)
     msg = f"module 'preval' has no attribute {name!r}"
     raise AttributeError(msg)
 
@@ -67,6 +71,7 @@ __all__ = [
     "evaluate",
     "parse",
     "plan",
+    "power",
     "scan_qrels",
     "scan_run",
     "sql",
