@@ -12,25 +12,35 @@ The mean of a column is ``sums.sum() / counts.sum()``, the mean of the non-null 
 `preval.summarize` takes it. A bootstrap resample draws queries (rows), not values: each
 query brings all its values, so a pooled row is resampled by query (a cluster bootstrap).
 
-The resample scheme (documented exactly so that it can be reproduced): ``rng =
-numpy.random.default_rng(seed)``; for each query set in turn, for each of `resamples`
-resamples b, ``idx = rng.integers(0, n, size=n)`` draws n query positions
-(the set's queries in ascending order of their id) with replacement; every column on that
-set takes the mean over those queries, ``(c @ sums) / (c @ counts)`` with ``c =
-numpy.bincount(idx, minlength=n)``. One matrix product per block of resamples serves every
-system and measure at once, and the intervals of two systems on the same queries are paired:
-they come from the same resampled query sets.
+The resample scheme (documented exactly so that it can be reproduced): the query sets are
+numbered s = 0, 1, ... (`preval.summarize`: in the order of their first group); the resamples
+of set s come in streams of `STREAM` = 64, stream k drawn by ``rng =
+numpy.random.default_rng([seed, s, k])``, and each resample of a stream, in turn, draws n
+query positions (the set's queries in ascending order of their id) with replacement, ``idx =
+rng.integers(0, n, size=n)``. Every column on that set takes the mean over those queries,
+``(c @ sums) / (c @ counts)`` with ``c = numpy.bincount(idx, minlength=n)``. One matrix
+product per block of resamples serves every system and measure at once, and the intervals of
+two systems on the same queries are paired: they come from the same resampled query sets.
 """
 
 from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import extras
 
 METHODS = ("t", "percentile", "bca")
-# the counts of this many bytes of resamples are held at once (a block of resamples x queries)
+# each thread holds the counts of this many bytes of resamples at once (resamples x queries)
 BLOCK_BYTES = 32 * 2**20
+# resamples drawn from one generator (`bootstrap_means`): the unit of work of a thread
+STREAM = 64
+# numpy's draws and matrix products release the GIL: the streams are drawn on every core
+THREADS = min(4, os.cpu_count() or 1)
 
 
 def t_interval(
@@ -61,19 +71,23 @@ def t_interval(
 
 
 def bootstrap_means(
-    sums: np.ndarray, counts: np.ndarray | None, resamples: int, rng: np.random.Generator
+    sums: np.ndarray, counts: np.ndarray | None, resamples: int, entropy: Sequence[int]
 ) -> np.ndarray:
     """The means of `resamples` bootstrap resamples of the queries (rows), every column at
     once: a resamples x columns matrix.
 
-    Resample b draws n query positions uniformly with replacement, ``idx =
-    rng.integers(0, n, size=n)``, and counts how often each query was
-    drawn, ``c_b = bincount(idx, minlength=n)``; the mean of column j is
+    Resample b draws n query positions uniformly with replacement and counts how often each
+    query was drawn, ``c_b = bincount(idx, minlength=n)``; the mean of column j is
     ``(c_b @ sums[:, j]) / (c_b @ counts[:, j])`` (``counts`` None: every query has one
     value, the mean is ``c_b @ sums[:, j] / n``). The counts of a block of resamples form a
     matrix C, and C @ sums is one float64 matrix product for every column: the work is one
     draw and one count per (resample, query), and one multiply-add per (resample, query,
     column), with no gathering of values by index.
+
+    The draws: the resamples come in streams of `STREAM` (the last one shorter); stream k
+    uses ``rng = numpy.random.default_rng([*entropy, k])`` and each of its resamples, in
+    turn, ``idx = rng.integers(0, n, size=n)``. The streams are independent, so they are
+    drawn on `THREADS` threads at once, and the numbers do not depend on how many.
 
     A resample whose drawn queries hold no non-null value of a column has a NaN mean there.
 
@@ -82,21 +96,35 @@ def bootstrap_means(
     """
     n, m = sums.shape
     out = np.empty((resamples, m))
-    step = max(1, min(resamples, BLOCK_BYTES // (8 * max(n, 1))))
-    block = np.empty((step, n))
-    for first in range(0, resamples, step):
-        rows = min(step, resamples - first)
-        c = block[:rows]
-        for i in range(rows):
-            # one call per resample (the stream of draws depends on the calls' sizes), int64
-            # draws (bincount copies narrower integers first)
-            c[i] = np.bincount(rng.integers(0, n, size=n), minlength=n)
-        totals = c @ sums
-        if counts is None:
-            out[first : first + rows] = totals / n
-        else:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[first : first + rows] = totals / (c @ counts)
+    rows = max(1, min(STREAM, BLOCK_BYTES // (8 * max(n, 1))))
+    local = threading.local()  # each thread's buffer of counts, reused from block to block
+
+    def stream(k: int) -> None:
+        rng = np.random.default_rng([*entropy, k])
+        buffer = getattr(local, "buffer", None)
+        if buffer is None:
+            buffer = local.buffer = np.empty((rows, n))
+        last = min(resamples, (k + 1) * STREAM)
+        for first in range(k * STREAM, last, rows):
+            c = buffer[: min(rows, last - first)]
+            for i in range(c.shape[0]):
+                # one call per resample (the draws depend on the calls' sizes); int64 draws,
+                # which bincount takes without a copy
+                c[i] = np.bincount(rng.integers(0, n, size=n), minlength=n)
+            totals = c @ sums
+            if counts is None:
+                out[first : first + c.shape[0]] = totals / n
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[first : first + c.shape[0]] = totals / (c @ counts)
+
+    streams = range(-(-resamples // STREAM))
+    if THREADS < 2 or len(streams) < 2 or n * resamples < 2**22:  # small: no pool
+        for k in streams:
+            stream(k)
+    else:
+        with ThreadPoolExecutor(THREADS) as pool:
+            list(pool.map(stream, streams))
     return out
 
 

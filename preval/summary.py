@@ -255,9 +255,8 @@ def _bootstrap_bounds(
     )
     n_groups = groups.height
     low, high = np.full((n_groups, m), np.nan), np.full((n_groups, m), np.nan)
-    rng = np.random.default_rng(intervals.seed)
     level = intervals.ci
-    for members_q, members_g in sets.iter_rows():
+    for number, (members_q, members_g) in enumerate(sets.iter_rows()):
         qs, gs = np.asarray(members_q), np.asarray(members_g)
         part = cells.filter(pl.col(g).is_in(gs.tolist()))
         row = np.searchsorted(qs, part[q].to_numpy())
@@ -269,7 +268,9 @@ def _bootstrap_bounds(
         nan = np.isnan(sums)
         sums[nan] = 0.0  # NaN values: the column's bounds are NaN below, as its mean is
         ones = bool((counts == 1).all())
-        boot = stats.bootstrap_means(sums, None if ones else counts, intervals.resamples, rng)
+        boot = stats.bootstrap_means(
+            sums, None if ones else counts, intervals.resamples, [intervals.seed, number]
+        )
         if intervals.ci_method == "percentile":
             lo, hi = stats.percentile_interval(boot, level)
         else:
