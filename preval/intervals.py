@@ -14,7 +14,7 @@ query brings all its values, so a pooled row is resampled by query (a cluster bo
 
 The resample scheme (documented exactly so that it can be reproduced): the query sets are
 numbered s = 0, 1, ... (`preval.summarize`: in the order of their first group); the resamples
-of set s come in streams of `STREAM` = 64, stream k drawn by ``rng =
+of set s come in streams of `STREAM` = 16, stream k drawn by ``rng =
 numpy.random.default_rng([seed, s, k])``, and each resample of a stream, in turn, draws n
 query positions (the set's queries in ascending order of their id) with replacement, ``idx =
 rng.integers(0, n, size=n)``. Every column on that set takes the mean over those queries,
@@ -26,20 +26,22 @@ two systems on the same queries are paired: they come from the same resampled qu
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 
 from . import extras
 
 METHODS = ("t", "percentile", "bca")
-# each thread holds the counts of this many bytes of resamples at once (resamples x queries)
-BLOCK_BYTES = 32 * 2**20
+# the counts of this many bytes of resamples are held at once (resamples x queries), at least
+# one stream's
+BLOCK_BYTES = 64 * 2**20
 # resamples drawn from one generator (`bootstrap_means`): the unit of work of a thread
-STREAM = 64
-# numpy's draws and matrix products release the GIL: the streams are drawn on every core
+STREAM = 16
+# numpy's draws release the GIL: the streams of a block are drawn on every core, then one
+# matrix product (on BLAS's own threads, never two at once) takes the block
 THREADS = min(4, os.cpu_count() or 1)
 
 
@@ -84,10 +86,11 @@ def bootstrap_means(
     draw and one count per (resample, query), and one multiply-add per (resample, query,
     column), with no gathering of values by index.
 
-    The draws: the resamples come in streams of `STREAM` (the last one shorter); stream k
-    uses ``rng = numpy.random.default_rng([*entropy, k])`` and each of its resamples, in
+    The draws: the resamples come in streams of `STREAM` = 16 (the last one shorter); stream
+    k uses ``rng = numpy.random.default_rng([*entropy, k])`` and each of its resamples, in
     turn, ``idx = rng.integers(0, n, size=n)``. The streams are independent, so they are
-    drawn on `THREADS` threads at once, and the numbers do not depend on how many.
+    drawn on `THREADS` threads at once, and the numbers depend neither on how many threads
+    nor on the blocks.
 
     A resample whose drawn queries hold no non-null value of a column has a NaN mean there.
 
@@ -96,35 +99,36 @@ def bootstrap_means(
     """
     n, m = sums.shape
     out = np.empty((resamples, m))
-    rows = max(1, min(STREAM, BLOCK_BYTES // (8 * max(n, 1))))
-    local = threading.local()  # each thread's buffer of counts, reused from block to block
+    # a block of counts: whole streams, as many as BLOCK_BYTES holds (at least one)
+    per_block = max(1, BLOCK_BYTES // (8 * max(n, 1) * STREAM))
+    c = np.empty((min(resamples, per_block * STREAM), n))
 
-    def stream(k: int) -> None:
+    def stream(k: int, first: int) -> None:  # stream k into the rows of c from `first`
         rng = np.random.default_rng([*entropy, k])
-        buffer = getattr(local, "buffer", None)
-        if buffer is None:
-            buffer = local.buffer = np.empty((rows, n))
-        last = min(resamples, (k + 1) * STREAM)
-        for first in range(k * STREAM, last, rows):
-            c = buffer[: min(rows, last - first)]
-            for i in range(c.shape[0]):
-                # one call per resample (the draws depend on the calls' sizes); int64 draws,
-                # which bincount takes without a copy
-                c[i] = np.bincount(rng.integers(0, n, size=n), minlength=n)
-            totals = c @ sums
+        for i in range(first, first + min(STREAM, resamples - k * STREAM)):
+            # one call per resample (the draws depend on the calls' sizes); int64 draws,
+            # which bincount takes without a copy
+            c[i] = np.bincount(rng.integers(0, n, size=n), minlength=n)
+
+    streams = -(-resamples // STREAM)
+    threads = 1 if THREADS < 2 or n * resamples < 2**22 else THREADS  # small: no pool
+    with ThreadPoolExecutor(threads) if threads > 1 else nullcontext() as pool:
+        for k0 in range(0, streams, per_block):
+            ks = range(k0, min(streams, k0 + per_block))
+            offsets = [(k - k0) * STREAM for k in ks]
+            if pool is None:
+                for k, first in zip(ks, offsets, strict=True):
+                    stream(k, first)
+            else:  # the draws on every core; the matrix product below on BLAS's threads
+                list(pool.map(stream, ks, offsets))
+            start, stop = k0 * STREAM, min(resamples, (k0 + len(ks)) * STREAM)
+            block = c[: stop - start]
+            totals = block @ sums
             if counts is None:
-                out[first : first + c.shape[0]] = totals / n
+                out[start:stop] = totals / n
             else:
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    out[first : first + c.shape[0]] = totals / (c @ counts)
-
-    streams = range(-(-resamples // STREAM))
-    if THREADS < 2 or len(streams) < 2 or n * resamples < 2**22:  # small: no pool
-        for k in streams:
-            stream(k)
-    else:
-        with ThreadPoolExecutor(THREADS) as pool:
-            list(pool.map(stream, streams))
+                    out[start:stop] = totals / (block @ counts)
     return out
 
 

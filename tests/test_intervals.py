@@ -41,12 +41,12 @@ def bounds(summary: pl.DataFrame, system: str, measure: str = "AP") -> tuple[flo
 
 
 def drawn(n: int, resamples: int, seed: int, query_set: int = 0):
-    """The query positions of each resample, as the docs give the scheme: streams of 64
+    """The query positions of each resample, as the docs give the scheme: streams of 16
     resamples, stream k from ``default_rng([seed, query_set, k])``, each resample one
     ``rng.integers(0, n, size=n)``."""
-    for k in range(-(-resamples // 64)):
+    for k in range(-(-resamples // 16)):
         rng = np.random.default_rng([seed, query_set, k])
-        for _ in range(min(64, resamples - 64 * k)):
+        for _ in range(min(16, resamples - 16 * k)):
             yield rng.integers(0, n, size=n)
 
 
@@ -146,8 +146,11 @@ def test_blocks_and_threads_do_not_change_the_numbers(monkeypatch) -> None:
     frame = table({"a": skewed(3000, 4).tolist(), "b": skewed(3000, 5).tolist()})
     monkeypatch.setattr(preval.intervals, "THREADS", 1)
     whole = preval.summarize(frame, ci=0.95, ci_method="bca", resamples=1500).collect()
-    monkeypatch.setattr(preval.intervals, "BLOCK_BYTES", 8 * 3000 * 7)  # blocks of 7 resamples
+    monkeypatch.setattr(preval.intervals, "BLOCK_BYTES", 8 * 3000 * 7)  # blocks of 1 stream
     monkeypatch.setattr(preval.intervals, "THREADS", 3)  # (3000 x 1500 resamples: a pool)
+    again = preval.summarize(frame, ci=0.95, ci_method="bca", resamples=1500).collect()
+    assert again.equals(whole)
+    monkeypatch.setattr(preval.intervals, "BLOCK_BYTES", 8 * 3000 * 16 * 5)  # 5 streams
     again = preval.summarize(frame, ci=0.95, ci_method="bca", resamples=1500).collect()
     assert again.equals(whole)
 
