@@ -29,7 +29,16 @@ NAMES = [
     "curve",
     "parse",
 ]
-OPTIONAL = ["compare", "spark.evaluate", "spark.summarize", "sql"]
+OPTIONAL = [
+    "compare",
+    "power.analysis",
+    "power.detectable_difference",
+    "power.queries_needed",
+    "power.paired_t_power",
+    "spark.evaluate",
+    "spark.summarize",
+    "sql",
+]
 
 
 def resolve(name: str):
