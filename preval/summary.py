@@ -61,10 +61,11 @@ def summarize(
     ``cs.ends_with("_ci_low", "_ci_high")``), the bounds of its mean per by-group
     (`preval.intervals`): ``ci_method="t"``, Student's t (mean ± t · sd / √n);
     ``"percentile"`` and ``"bca"``, the bootstrap over queries with `resamples` resamples
-    seeded by `seed` (the exact scheme: `preval.intervals`). The groups that have the same queries (the
-    systems of one evaluation) share their resamples: every system and measure is resampled
-    on the same resampled query sets, so their intervals are paired; a group with other
-    queries (a by key that splits the queries, as a topic type) is resampled within its own.
+    seeded by `seed` (the exact scheme: `preval.intervals`). The groups that have the same
+    queries (the systems of one evaluation) share their resamples: every system and measure
+    is resampled on the same resampled query sets, so their intervals are paired; a group
+    with other queries (a by key that splits the queries, as a topic type) is resampled
+    within its own.
     Counts are sums over a fixed set of queries and get no interval; ``GMAP``'s is that of the
     mean of log(max(AP, 1e-5)), exponentiated. Values are taken as the mean takes them: nulls
     are left out (a resample's mean is over its non-null values), a NaN makes the bounds NaN.
