@@ -27,7 +27,7 @@ import polars as pl
 
 from . import extras, io
 from .errors import InputError
-from .summary import measure_columns
+from .significance import _measures as measures_to_compare
 
 
 def _stats():
@@ -197,18 +197,8 @@ def analysis(
         if column not in schema:
             msg = f"per-query table: missing column {column!r} (columns: {', '.join(schema)})"
             raise InputError(msg)
-    specs = measure_columns(schema)
-    if measures is None:
-        names = [n for n, s in specs.items() if s.summary != "sum"]
-    else:
-        names = [measures] if isinstance(measures, str) else list(measures)
-        unknown = [n for n in names if n not in specs]
-        if unknown:
-            msg = f"per-query table: no measure column {unknown[0]!r} (measures: {list(specs)})"
-            raise InputError(msg)
-    if not names:
-        msg = "per-query table: no measure column (expected names like AP, P@10)"
-        raise InputError(msg)
+    # the measures as compare takes them (every rate by default), from the schema alone
+    names = measures_to_compare(pl.DataFrame(schema=schema), measures)
     if sd is not None and not (sd >= 0):
         msg = f"sd must be a number >= 0, got {sd!r}"
         raise InputError(msg)
