@@ -280,10 +280,11 @@ class Intervals:
             msg = f"ci must be a level between 0 and 1 (e.g. 0.95), got {self.ci!r}"
             raise InputError(msg)
         _check_choice("ci_method", self.ci_method, CI_METHODS)
-        validate.require_count("resamples", self.resamples, minimum=1)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            msg = f"seed must be an integer, got {self.seed!r}"
-            raise InputError(msg)
+        for name, minimum in (("resamples", 1), ("seed", 0)):
+            if getattr(self, name) is None:
+                msg = f"{name} must be a whole number >= {minimum}, got None"
+                raise InputError(msg)
+            validate.require_count(name, getattr(self, name), minimum=minimum)
 
 
 def _replace(obj: Any, changes: Mapping[str, object]) -> Any:

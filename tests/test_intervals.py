@@ -331,6 +331,8 @@ def test_bad_interval_options_are_refused() -> None:
         preval.summarize(frame, ci=0.95, ci_method="normal")
     with pytest.raises(preval.InputError, match="resamples must be"):
         preval.summarize(frame, ci=0.95, resamples=0)
+    with pytest.raises(preval.InputError, match="seed must be a whole number >= 0"):
+        preval.summarize(frame, ci=0.95, ci_method="bca", seed=-1)
 
 
 def test_a_result_summary_takes_the_same_intervals() -> None:
