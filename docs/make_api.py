@@ -31,6 +31,10 @@ NAMES = [
 ]
 OPTIONAL = [
     "compare",
+    "agreement",
+    "discriminative_power",
+    "risk",
+    "risk_summary",
     "power.analysis",
     "power.detectable_difference",
     "power.queries_needed",

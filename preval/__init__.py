@@ -34,12 +34,21 @@ from .summary import summarize, to_long
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> object:
-    # compare loads numpy: only a session that compares systems pays for it
-    if name == "compare":
-        from .significance import compare
+# the statistics load numpy: only a session that uses them pays for it (name -> module)
+_STATISTICS = {
+    "compare": "significance",
+    "agreement": "meta_evaluation",
+    "discriminative_power": "meta_evaluation",
+    "risk": "risk_adjusted",
+    "risk_summary": "risk_adjusted",
+}
 
-        return compare
+
+def __getattr__(name: str) -> object:
+    if name in _STATISTICS:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_STATISTICS[name]}", __name__), name)
     if name == "power":  # the module: preval.power.analysis, .queries_needed ... (numpy)
         import importlib
 
@@ -64,14 +73,18 @@ __all__ = [
     "PrevalError",
     "Result",
     "__version__",
+    "agreement",
     "audit",
     "collect",
     "compare",
     "curve",
+    "discriminative_power",
     "evaluate",
     "parse",
     "plan",
     "power",
+    "risk",
+    "risk_summary",
     "scan_qrels",
     "scan_run",
     "sql",

@@ -27,7 +27,7 @@ import polars as pl
 
 from . import extras, io
 from .errors import InputError
-from .significance import _measures as measures_to_compare
+from .significance import measure_names
 
 
 def _stats():
@@ -197,8 +197,7 @@ def analysis(
         if column not in schema:
             msg = f"per-query table: missing column {column!r} (columns: {', '.join(schema)})"
             raise InputError(msg)
-    # the measures as compare takes them (every rate by default), from the schema alone
-    names = measures_to_compare(pl.DataFrame(schema=schema), measures)
+    names = measure_names(schema, measures)  # as compare takes them: every rate by default
     if sd is not None and not (sd >= 0):
         msg = f"sd must be a number >= 0, got {sd!r}"
         raise InputError(msg)

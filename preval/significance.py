@@ -97,22 +97,14 @@ def compare(
     Edge cases: fewer than 2 queries, or differences that are all equal, give a null p-value
     for the t-test (scipy returns NaN) and p = 1 for the others when every difference is 0.
     """
-    _check(test, TESTS, "test")
-    _check(correction, CORRECTIONS, "correction")
-    _check(missing, MISSING, "missing")
-    if not 0 < alpha < 1:
-        msg = f"alpha must be between 0 and 1, got {alpha!r}"
-        raise InputError(msg)
-    if n_resamples < 1:
-        msg = f"n_resamples must be at least 1, got {n_resamples!r}"
-        raise InputError(msg)
+    check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
     for column in (by, query):
         if column not in table.columns:
             have = ", ".join(table.columns)
             msg = f"per-query table: missing column {column!r} (columns: {have})"
             raise InputError(msg)
-    names = _measures(table, measures)
+    names = measure_names(table.schema, measures)
     systems = sorted(table[by].unique().drop_nulls().to_list())
     if baseline is not None and baseline not in systems:
         msg = f"baseline {baseline!r} is not a system of column {by!r} (systems: {systems})"
@@ -131,8 +123,9 @@ def compare(
     base = np.array([column[b] for _, b in pairs], dtype=np.intp)
     universes = _universes(table, names, by, query, systems, missing)
     shared: dict[str, list] = {}
-    if test == "randomization":
-        # one set of random signs for every comparison of every measure on the same queries
+    if test in ("randomization", "bootstrap"):
+        # one set of random signs (or of resampled queries) for every comparison of every
+        # measure on the same queries
         by_size: dict[int, list[str]] = {}
         for name, (x, _) in universes.items():
             by_size.setdefault(x.shape[1], []).append(name)
@@ -143,7 +136,10 @@ def compare(
             for k, name in enumerate(group):
                 x = universes[name][0]
                 np.subtract(x[cols], x[base], out=d[k * len(pairs) : (k + 1) * len(pairs)])
-            p_all = randomization_p(d.T, n_resamples, rng)
+            if test == "randomization":
+                p_all = randomization_p(d.T, n_resamples, rng)
+            else:
+                p_all = list(zip(*bootstrap_p(d.T, n_resamples, rng, alpha), strict=True))
             for k, name in enumerate(group):
                 shared[name] = p_all[k * len(pairs) : (k + 1) * len(pairs)]
     parts = []
@@ -172,13 +168,29 @@ def _check(value: object, choices: Sequence[str], name: str) -> None:
         raise InputError(msg)
 
 
-def _measures(table: pl.DataFrame, measures: str | Iterable[str] | None) -> list[str]:
-    specs = measure_columns(table.schema)
+def check_options(test: str, correction: str, missing: str, alpha: float, n_resamples: int) -> None:
+    """Refuse a comparison's options before any work (`compare`, and the statistics built
+    on it: `preval.discriminative_power`, `preval.risk`)."""
+    _check(test, TESTS, "test")
+    _check(correction, CORRECTIONS, "correction")
+    _check(missing, MISSING, "missing")
+    if not 0 < alpha < 1:
+        msg = f"alpha must be between 0 and 1, got {alpha!r}"
+        raise InputError(msg)
+    if n_resamples < 1:
+        msg = f"n_resamples must be at least 1, got {n_resamples!r}"
+        raise InputError(msg)
+
+
+def measure_names(schema: pl.Schema, measures: str | Iterable[str] | None) -> list[str]:
+    """The measure columns a comparison takes: `measures`, or every rate column of `schema`
+    (counts such as NumRet are not compared)."""
+    specs = measure_columns(schema)
     if measures is None:
         names = [n for n, s in specs.items() if s.summary != "sum"]
     else:
         names = [measures] if isinstance(measures, str) else list(measures)
-        unknown = [n for n in names if n not in table.columns]
+        unknown = [n for n in names if n not in schema]
         if unknown:
             msg = f"per-query table: no measure column {unknown[0]!r} (measures: {list(specs)})"
             raise InputError(msg)
@@ -316,7 +328,8 @@ def _nulls(values: np.ndarray) -> list[float | None]:
 def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples, rng,
                    p) -> pl.DataFrame:  # fmt: skip
     """Every comparison of one measure (`x`: systems x queries; `p`: the p-values when already
-    computed, as the randomization test does for all at once)."""
+    computed, as the randomization test does for all at once, or the bootstrap's (p-value,
+    low, high) triples)."""
     n, k = x.shape[1], len(pairs)
     stats = _paired_stats(x, cols, base)
     delta, sd = stats["mean"], stats["sd"]
@@ -345,12 +358,8 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
             p = _nulls(2 * special.stdtr(n - 1, -np.abs(t)))
     elif test == "wilcoxon":
         p = [_wilcoxon(x[c] - x[b]) for c, b in zip(cols, base, strict=True)]
-    elif test == "bootstrap":
-        p = []
-        for j, (c, b) in enumerate(zip(cols, base, strict=True)):
-            pj, lj, hj = _bootstrap(x[c] - x[b], n_resamples, rng, alpha)
-            p.append(pj)
-            low[j], high[j] = lj, hj
+    elif test == "bootstrap":  # (p-value, low, high) of each comparison, all drawn at once
+        p, low, high = (list(column) for column in zip(*p, strict=True))
     elif test == "tukey":
         p, intervals = _tukey(x, cols, base, alpha)
         low, high = [i[0] for i in intervals], [i[1] for i in intervals]
@@ -442,26 +451,34 @@ def randomization_p(
     return p[0] if single else p
 
 
-def _bootstrap(
+def bootstrap_p(
     d: np.ndarray, n_resamples: int, rng: np.random.Generator, alpha: float
-) -> tuple[float | None, float | None, float | None]:
-    """Paired bootstrap: the percentile interval of resampled mean differences, and the
-    p-value of the centred differences (the null: the mean difference is 0)."""
-    n = d.size
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    """Paired bootstrap of the mean difference, for every column of `d` (queries x
+    comparisons) on the same resampled queries: the p-value (b + 1) / (R + 1), b the
+    resamples whose centred mean is at least as far from 0 as the observed mean (the null:
+    the mean difference is 0), and the percentile interval of the resampled means.
+
+    A resample of the n queries is a row of counts w (how often each query was drawn, n in
+    all), so the resampled means of every comparison are one matrix product, w @ d / n, and
+    the centred mean is that minus the observed mean: one draw serves every comparison.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    n, k = d.shape
     if n == 0:
-        return None, None, None
-    observed = d.mean()
-    centred = d - observed
-    means, null_means = [], []
+        return [None] * k, [None] * k, [None] * k
+    observed = d.mean(axis=0)
+    boot = np.empty((n_resamples, k))
+    done = 0
     for step in _blocks(n_resamples, n):
-        index = rng.integers(0, n, size=(step, n))
-        means.append(d[index].mean(axis=1))
-        null_means.append(centred[index].mean(axis=1))
-    boot, null = np.concatenate(means), np.concatenate(null_means)
-    tolerance = 1e-12 * max(1.0, abs(observed))
-    extreme = int((np.abs(null) >= abs(observed) - tolerance).sum())
-    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    return (extreme + 1) / (n_resamples + 1), float(low), float(high)
+        index = rng.integers(0, n, size=(step, n)) + n * np.arange(step)[:, None]
+        counts = np.bincount(index.ravel(), minlength=step * n).reshape(step, n)
+        boot[done : done + step] = counts @ d / n
+        done += step
+    tolerance = 1e-12 * np.maximum(1.0, np.abs(observed))
+    extreme = (np.abs(boot - observed) >= np.abs(observed) - tolerance).sum(axis=0)
+    low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+    return ((extreme + 1) / (n_resamples + 1)).tolist(), low.tolist(), high.tolist()
 
 
 def corrected_p(p: Sequence[float | None], method: str) -> list[float | None]:

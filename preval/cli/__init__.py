@@ -21,9 +21,9 @@ import polars as pl
 
 from .. import __version__, io
 from ..errors import PrevalError
-from . import common, compare, evaluate, measures, plot, power, trec
+from . import agreement, common, compare, evaluate, measures, plot, power, trec
 
-COMMANDS = (evaluate, trec, plot, compare, power, measures)
+COMMANDS = (evaluate, trec, plot, compare, power, agreement, measures)
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader left
 
 

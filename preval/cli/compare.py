@@ -64,6 +64,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--missing", choices=MISSING, default="zero",
                    help="a query a system lacks: 0 for it (default) or dropped")  # fmt: skip
+    p.add_argument("--risk", type=float, metavar="ALPHA", help="add URisk and TRisk against "
+                   "--baseline, losses weighing 1 + ALPHA (TREC Web track; e.g. 1, 5)")  # fmt: skip
     p.add_argument("--format", choices=(*FORMATS, "parquet"), default="table",
                    help="stdout: table, markdown or latex (paper tables), csv, json; Parquet "
                    "goes to a file: --output comparison.parquet")  # fmt: skip
@@ -94,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
         per_query, baseline, notes = _evaluate(args, opts)
         queries = opts.semantics.queries
         averaged = f"{queries} queries, {common.AS_TREC_EVAL[queries]}"
+    if args.risk is not None and baseline is None:
+        msg = "--risk measures each system against one: give --baseline NAME"
+        raise InputError(msg)
     by = args.by
     result = compare(
         per_query, baseline=baseline, measures=args.measures if args.per_query_table else None,
@@ -101,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha, n_resamples=opts.intervals.resamples, seed=opts.intervals.seed,
         missing=args.missing,
     )  # fmt: skip
+    if args.risk is not None:
+        result = _with_risk(result, per_query, baseline, args)
     if args.output:
         report.write(result, args.output)
     if args.plot:
@@ -126,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         shown = result.select(
             "system", "baseline", "measure", "mean", "baseline_mean", "delta",
             "p_value", "p_corrected", "significant", "wins", "ties", "losses", "effect_size",
+            *(["urisk", "trisk"] if args.risk is not None else []),
         )  # fmt: skip
         text = report.table(report.readable(shown)) + "\n"
     else:
@@ -167,3 +175,21 @@ def _evaluate(
             "scored 0 for it (trec_eval -c): " + ", ".join(f"{s} {n}" for s, n in counts)
         )
     return per_query, inputs.system(args.baseline), notes
+
+
+def _with_risk(result: pl.DataFrame, per_query, baseline: str, args) -> pl.DataFrame:
+    """The comparison with each row's URisk and TRisk against the baseline (`preval.risk`,
+    on the comparison's query universe: with --risk 0 URisk is the delta)."""
+    from ..risk_adjusted import risk_summary
+
+    measures = result["measure"].unique(maintain_order=True).to_list()
+    risk = risk_summary(
+        per_query,
+        baseline=baseline,
+        measures=measures,
+        alpha=args.risk,
+        by=args.by,
+        query=args.query,
+        missing=args.missing,
+    ).select("system", "measure", "urisk", "trisk", pl.col("p_value").alias("trisk_p_value"))
+    return result.join(risk.collect(), on=["system", "measure"], how="left", maintain_order="left")

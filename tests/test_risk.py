@@ -1,0 +1,192 @@
+"""preval.risk and preval.risk_summary: URisk and TRisk equal hand-derived cases and a
+plain-numpy reference (with queries a system or the baseline lacks), TRisk equals scipy's
+one-sample t-test on the risk-adjusted values, URisk with alpha 0 is compare's delta, and the
+per-query frame is a lazy plan."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import preval
+from preval.cli import main
+
+from .profiles import examples
+
+
+def table(values: dict[str, list[float | None]], measure: str = "nDCG@10") -> pl.DataFrame:
+    """One row per (system, query i) with a value; None: no row."""
+    rows = [(s, f"q{i}", v) for s, vs in values.items() for i, v in enumerate(vs) if v is not None]
+    return pl.DataFrame(rows, schema=["system", "query", measure], orient="row")
+
+
+def test_hand_derived() -> None:
+    # baseline 0.5, 0.2, 0.4; run 0.8, 0.1, 0.4 -> delta 0.3, -0.1, 0 (a win, a loss, a tie).
+    # alpha = 1: the loss counts twice, r = 0.3, -0.2, 0; URisk = 0.1/3 = 1/30.
+    # sd of r (ddof 1): deviations 0.3 - 1/30 = 8/30, -0.2 - 1/30 = -7/30, -1/30;
+    # squares (64 + 49 + 1)/900 = 114/900; / 2 = 57/900; sd = sqrt(57)/30;
+    # SE = sd/sqrt(3) = sqrt(19)/30; TRisk = (1/30)/(sqrt(19)/30) = 1/sqrt(19).
+    data = table({"bm25": [0.5, 0.2, 0.4], "run": [0.8, 0.1, 0.4]})
+    per_query = preval.risk(data, baseline="bm25", alpha=1).collect()
+    assert per_query["risk"].to_list() == pytest.approx([0.3, -0.2, 0.0])
+    assert per_query["delta"].to_list() == pytest.approx([0.3, -0.1, 0.0])
+    row = preval.risk_summary(data, baseline="bm25", alpha=1).collect().row(0, named=True)
+    assert row["urisk"] == pytest.approx(1 / 30)
+    assert row["se"] == pytest.approx(math.sqrt(19) / 30)
+    assert row["trisk"] == pytest.approx(1 / math.sqrt(19))
+    assert (row["wins"], row["ties"], row["losses"], row["queries"]) == (1, 1, 1, 3)
+    # alpha = 5 (a Web track setting): r = 0.3, -0.6, 0; URisk = -0.3/3 = -0.1: riskier than
+    # the baseline although its mean difference, 0.2/3, is positive.
+    row = preval.risk_summary(data, baseline="bm25", alpha=5).collect().row(0, named=True)
+    assert row["urisk"] == pytest.approx(-0.1)
+    assert row["delta"] == pytest.approx(0.2 / 3)
+    # alpha = 0: URisk is the mean difference
+    row = preval.risk_summary(data, baseline="bm25", alpha=0).collect().row(0, named=True)
+    assert row["urisk"] == pytest.approx(0.2 / 3)
+
+
+def test_missing_queries_hand_derived() -> None:
+    # q0: both; q1: the run lacks it (0 for it: delta -0.5); q2: only the run (baseline 0:
+    # delta 0.25). alpha = 2: r = 0.1, -1.5, 0.25; URisk = -1.15/3. With "drop" only q0.
+    data = table({"bm25": [0.3, 0.5, None], "run": [0.4, None, 0.25]})
+    per_query = preval.risk(data, baseline="bm25", alpha=2).collect()
+    assert per_query["query"].to_list() == ["q0", "q1", "q2"]
+    assert per_query["risk"].to_list() == pytest.approx([0.1, -1.5, 0.25])
+    assert per_query["filled"].to_list() == [False, True, True]
+    row = preval.risk_summary(data, baseline="bm25", alpha=2).collect().row(0, named=True)
+    assert row["urisk"] == pytest.approx(-1.15 / 3)
+    dropped = preval.risk_summary(data, baseline="bm25", alpha=2, missing="drop").collect()
+    assert dropped["queries"][0] == 1 and dropped["urisk"][0] == pytest.approx(0.1)
+    assert dropped["trisk"][0] is None  # one query: no standard deviation
+
+
+def reference(values: dict[str, list[float | None]], baseline: str, alpha: float, missing: str):
+    """Plain numpy: the query universe of compare (any system's queries, or every system's),
+    0 for a lacking value, r = delta or (1 + alpha) delta, URisk = mean, TRisk = mean / (sd/√n)."""
+    matrix = np.array([[np.nan if v is None else v for v in vs] for vs in values.values()])
+    present = ~np.isnan(matrix)
+    keep = present.all(axis=0) if missing == "drop" else present.any(axis=0)
+    x = np.nan_to_num(matrix[:, keep])
+    names = list(values)
+    out = {}
+    for k, name in enumerate(names):
+        if name == baseline:
+            continue
+        delta = x[k] - x[names.index(baseline)]
+        r = np.where(delta >= 0, delta, (1 + alpha) * delta)
+        n = r.size
+        sd = r.std(ddof=1) if n > 1 else np.nan
+        se = sd / np.sqrt(n) if n > 1 else np.nan
+        # (equal values may leave a standard deviation of rounding error, not 0)
+        t = r.mean() / se if n > 1 and se > 1e-12 else None
+        out[name] = (n, r.mean() if n else None, t, delta)
+    return out
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.integers(1, 8),
+    st.integers(2, 4),
+    st.sampled_from(["zero", "drop"]),
+    st.floats(0, 10),
+    st.integers(0, 10**6),
+)
+def test_equals_plain_numpy(queries, systems, missing, alpha, seed) -> None:
+    rng = np.random.default_rng(seed)
+    values = {
+        f"s{k}": [None if rng.random() < 0.15 else float(np.round(rng.random(), 1))
+                  for _ in range(queries)]
+        for k in range(systems)
+    }  # fmt: skip
+    # a system is a name with a row: one without any is no system of the table
+    assume(all(any(v is not None for v in vs) for vs in values.values()))
+    expected = reference(values, "s0", alpha, missing)
+    got = preval.risk_summary(table(values), baseline="s0", alpha=alpha, missing=missing)
+    got = {r["system"]: r for r in got.collect().iter_rows(named=True)}
+    for name, (n, urisk, trisk, delta) in expected.items():
+        if n == 0:
+            assert name not in got
+            continue
+        row = got[name]
+        assert row["queries"] == n
+        assert row["urisk"] == pytest.approx(urisk, abs=1e-12)
+        if n < 2:
+            assert row["trisk"] is None and row["se"] is None
+        elif trisk is not None:
+            assert row["trisk"] == pytest.approx(trisk, rel=1e-9, abs=1e-9)
+        assert row["wins"] == int((delta > 0).sum()) and row["losses"] == int((delta < 0).sum())
+
+
+def test_trisk_is_scipys_one_sample_t_test() -> None:
+    rng = np.random.default_rng(5)
+    base = rng.random(50)
+    run = np.clip(base + rng.normal(0.03, 0.2, 50), 0, 1)
+    data = table({"base": base.tolist(), "run": run.tolist()})
+    row = preval.risk_summary(data, baseline="base", alpha=1).collect().row(0, named=True)
+    delta = run - base
+    r = np.where(delta >= 0, delta, 2 * delta)
+    test = stats.ttest_1samp(r, 0.0)
+    assert row["trisk"] == pytest.approx(test.statistic, rel=1e-12)
+    assert row["p_value"] == pytest.approx(test.pvalue, rel=1e-9)
+
+
+def test_alpha_zero_is_compares_delta_and_t_test() -> None:
+    rng = np.random.default_rng(9)
+    values = {s: rng.random(40).round(2).tolist() for s in ("a", "b", "c")}
+    values["b"][3] = None  # a query b lacks: scored 0 for it by both
+    data = table(values, "AP")
+    compared = preval.compare(data, baseline="a", test="t", correction="none")
+    risk = preval.risk_summary(data, baseline="a", alpha=0).collect()
+    joined = compared.join(risk, on=["system", "measure"])
+    assert joined.height == 2
+    assert joined["urisk"].to_list() == pytest.approx(joined["delta"].to_list(), abs=1e-15)
+    assert joined["p_value_right"].to_list() == pytest.approx(joined["p_value"].to_list())
+
+
+def test_every_rate_by_default_and_lazy() -> None:
+    calls = []
+
+    def counted(df: pl.DataFrame) -> pl.DataFrame:
+        calls.append(df.height)
+        return df
+
+    data = table({"a": [0.1, 0.2], "b": [0.3, 0.1]}).with_columns(
+        pl.col("nDCG@10").alias("AP"), pl.lit(3).alias("NumRet")
+    )
+    lazy = data.lazy().map_batches(counted, schema=data.schema)
+    per_query = preval.risk(lazy, baseline="a")
+    summary = preval.risk_summary(lazy, baseline="a")
+    assert calls == [] and isinstance(per_query, pl.LazyFrame)
+    assert sorted(summary.collect()["measure"].to_list()) == ["AP", "nDCG@10"]  # no counts
+    assert calls
+
+
+def test_bad_input() -> None:
+    data = table({"a": [0.1], "b": [0.2]})
+    with pytest.raises(preval.InputError, match="baseline 'z' is not a system"):
+        preval.risk(data, baseline="z").collect()
+    with pytest.raises(preval.InputError, match="at least 0"):
+        preval.risk(data, baseline="a", alpha=-1)
+    with pytest.raises(preval.InputError, match="no measure column 'AP'"):
+        preval.risk(data, baseline="a", measures="AP")
+
+
+def test_cli_compare_risk(capsys) -> None:
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--baseline", "bm25",
+               "--risk", "5", "--format", "csv"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    got = pl.read_csv(out.encode())
+    pq = preval.evaluate("fixtures/example.parquet", ["AP"], by="system")
+    expected = preval.risk_summary(pq, baseline="bm25", alpha=5).collect()
+    assert got.sort("system")["urisk"].to_list() == pytest.approx(expected["urisk"].to_list())
+    assert got.sort("system")["trisk"].to_list() == pytest.approx(expected["trisk"].to_list())
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--risk", "1"])
+    _, err = capsys.readouterr()
+    assert rc == 2 and "--baseline" in err
