@@ -43,8 +43,10 @@ EVALUATE = frozenset({"evaluate", "audit", "plan", "spark", "cli-evaluate", "cli
 CURVE = frozenset({"curve", "plot", "cli-plot"})
 SQL = frozenset({"sql"})
 # the confidence intervals of a summary (`preval.summarize`, `Result.summary`, `evaluate --ci`);
-# compare's randomization and bootstrap tests take the same resamples and seed flags
+# the subcommands that resample (compare's randomization and bootstrap tests) take the same
+# --resamples and --seed flags: `add_arguments(parser, "cli-resampling")`
 SUMMARY = frozenset({"summarize", "cli-evaluate"})
+RESAMPLING = frozenset({"cli-resampling"})
 CI_METHODS = ("t", "percentile", "bca")
 
 
@@ -156,10 +158,10 @@ OPTIONS: dict[str, Option] = {
                choices=CI_METHODS),
         Option("resamples", "intervals", "int", 10_000,
                "bootstrap resamples (compare: randomization and bootstrap resamples)",
-               SUMMARY | {"cli-compare"}, metavar="N", parse=int),
+               SUMMARY | RESAMPLING, metavar="N", parse=int),
         Option("seed", "intervals", "int", 0,
                "seed of the resamples (numpy's default_rng): the same seed, the same numbers",
-               SUMMARY | {"cli-compare"}, metavar="S", parse=int),
+               SUMMARY | RESAMPLING, metavar="S", parse=int),
     )
 }  # fmt: skip
 

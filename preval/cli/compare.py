@@ -54,6 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--by", default="system", metavar="COL", help="the system column (default: system)"
     )
     options.add_arguments(p, "cli-compare", skip=("by",))
+    options.add_arguments(p, "cli-resampling")  # --resamples, --seed
     p.add_argument("--per-query-table", action="store_true",
                    help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one "
@@ -86,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     paths = [args.input, *args.runs]
     report.check_targets({"--output": args.output}, [*paths, args.qrels])
     opts = options.from_args(args, "cli-compare")
+    resampling = options.from_args(args, "cli-resampling").intervals
     if args.per_query_table:
         if args.runs:
             msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     result = compare(
         per_query, baseline=baseline, measures=args.measures if args.per_query_table else None,
         by=by, query=args.query, test=args.test, correction=args.correction,
-        alpha=args.alpha, n_resamples=opts.intervals.resamples, seed=opts.intervals.seed,
+        alpha=args.alpha, n_resamples=resampling.resamples, seed=resampling.seed,
         missing=args.missing,
     )  # fmt: skip
     if args.risk is not None:
