@@ -234,16 +234,23 @@ def _bootstrap_bounds(
         *[pl.col(n).sum().alias(f"s{j}") for j, n in enumerate(names)],
         *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
     )
-    # per group and measure: values, and whether all are equal (a zero-width interval)
+    # per group and measure: values, and whether all are equal (a zero-width interval); every
+    # group a row (the one row of an empty input without keys too)
     spread = (
-        coded.group_by(g)
-        .agg(
-            *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
-            *[
-                ((pl.col(n).max() == pl.col(n).min()) & ~pl.col(n).is_nan().any()).alias(f"e{j}")
-                for j, n in enumerate(names)
-            ],
-            *[pl.col(n).min().alias(f"m{j}") for j, n in enumerate(names)],
+        groups.select(g)
+        .join(
+            coded.group_by(g).agg(
+                *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
+                *[
+                    ((pl.col(n).max() == pl.col(n).min()) & ~pl.col(n).is_nan().any()).alias(
+                        f"e{j}"
+                    )
+                    for j, n in enumerate(names)
+                ],
+                *[pl.col(n).min().alias(f"m{j}") for j, n in enumerate(names)],
+            ),
+            on=g,
+            how="left",
         )
         .sort(g)
     )
@@ -287,7 +294,8 @@ def _bootstrap_bounds(
         mean = spread[f"m{j}"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         lo = np.where(equal, mean, low[:, j])  # exactly the value, not its sum's rounding
         hi = np.where(equal, mean, high[:, j])
-        columns += _bounds_columns(lo, hi, spread[f"k{j}"].to_list(), name, rates[name])
+        n_values = spread[f"k{j}"].fill_null(0).to_list()
+        columns += _bounds_columns(lo, hi, n_values, name, rates[name])
     return pl.DataFrame(columns)
 
 

@@ -384,3 +384,12 @@ def test_cli_evaluate_prints_and_writes_the_bounds(capsys, tmp_path) -> None:
     assert main(["evaluate", str(EXAMPLE), "--by", "system", "-m", "AP", "--ci", "0.9", "-q"]) == 0
     text = capsys.readouterr().out
     assert "AP_ci_low" in text.splitlines()[0] and "AP_ci_high" in text.splitlines()[0]
+
+
+@pytest.mark.parametrize("method", ["t", "percentile", "bca"])
+def test_an_empty_input_keeps_summarizes_shape(method: str) -> None:
+    empty = table({})
+    plain = preval.summarize(empty, by=[]).collect()
+    got = preval.summarize(empty, by=[], ci=0.95, ci_method=method).collect()
+    assert got.rows() == [(0, None, None, None)] and plain.rows() == [(0, None)]
+    assert preval.summarize(empty, ci=0.95, ci_method=method).collect().height == 0
