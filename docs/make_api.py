@@ -28,6 +28,10 @@ NAMES = [
     "scan_qrels",
     "curve",
     "parse",
+    "bounds",
+    "define_measure",
+    "RankedQuery",
+    "remove_measure",
 ]
 OPTIONAL = [
     "compare",

@@ -12,6 +12,7 @@ from . import (
 from .api import audit, evaluate, plan
 from .conventions import CONVENTIONS
 from .curves import curve
+from .custom import RankedQuery, define_measure, remove_measure
 from .engines import NotGroupedError
 from .errors import (
     ColumnTypeError,
@@ -30,6 +31,7 @@ from .planner import Plan
 from .result import Result, collect
 from .sqlgen import sql
 from .summary import summarize, to_long
+from .unjudged import bounds
 
 __version__ = "0.1.0"
 
@@ -71,18 +73,22 @@ __all__ = [
     "Options",
     "Plan",
     "PrevalError",
+    "RankedQuery",
     "Result",
     "__version__",
     "agreement",
     "audit",
+    "bounds",
     "collect",
     "compare",
     "curve",
+    "define_measure",
     "discriminative_power",
     "evaluate",
     "parse",
     "plan",
     "power",
+    "remove_measure",
     "risk",
     "risk_summary",
     "scan_qrels",

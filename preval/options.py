@@ -21,6 +21,7 @@ import argparse
 import difflib
 import functools
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -125,6 +126,11 @@ OPTIONS: dict[str, Option] = {
         Option("judged_only", "semantics", "bool", False,
                "drop unjudged retrieved documents before ranking (trec_eval -J)",
                EVALUATE, flags=("-J", "--judged-only")),
+        Option("unjudged_label", "semantics", "float | None", None,
+               "label given to retrieved documents that have no judgment, in judged queries: "
+               "0 counts them non-relevant, the relevance level (or a higher grade) relevant, "
+               "and R counts them (the bounds of docs/semantics.md); None: unjudged",
+               EVALUATE, metavar="LABEL", parse=float),
         Option("trec_version", "semantics", "int", 9,
                "9: trec_eval 9 and pytrec_eval (scores tie as float32; IPrec cutoff "
                "floor(r*R + 0.9)); 10: doubles, IPrec cutoff round(r*R)",
@@ -212,6 +218,7 @@ class Semantics:
     num_positives: int | str | None = None
     num_negatives: int | str | None = None
     include_inf: bool = False
+    unjudged_label: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("num_positives", "num_negatives"):
@@ -219,6 +226,14 @@ class Semantics:
             if not isinstance(value, str):
                 validate.require_count(name, value)
         validate.require_count("depth", self.depth, minimum=1)
+        unjudged = self.unjudged_label
+        if unjudged is not None and (
+            isinstance(unjudged, bool)
+            or not isinstance(unjudged, (int, float))
+            or not math.isfinite(unjudged)
+        ):
+            msg = f"unjudged_label must be a finite number (a label) or None, got {unjudged!r}"
+            raise InputError(msg)
         for name in ("trec_version", "queries", "duplicates", "ties"):
             value = getattr(self, name)
             if not (name == "ties" and value is None):

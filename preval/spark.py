@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from . import custom
 from .api import evaluate as local_evaluate
 from .errors import InputError
 from .measures import GMAP_FLOOR
@@ -122,6 +123,8 @@ def evaluate(
     empty_qrels = None if qrels is None else _empty(qrels).rename(names, strict=False)
     probe = local_evaluate(empty_run, measures, qrels=empty_qrels, options=options).collect()
     out_schema = _spark_schema(probe.schema)
+    # measures defined in this session (`preval.define_measure`) go with the job
+    shipped = custom.defined(measures)
     arrow_schema = _arrow_schema(out_schema)
 
     if num_buckets is None:
@@ -131,7 +134,7 @@ def evaluate(
         raise InputError(msg)
 
     if qrels is None:
-        kernel = _Kernel(measures, options, arrow_schema, names)
+        kernel = _Kernel(measures, options, arrow_schema, names, shipped=shipped)
 
         def evaluate_bucket(run: pa.Table) -> pa.Table:
             return kernel(run)
@@ -149,7 +152,7 @@ def evaluate(
     if system_cols and semantics.queries == "judged":
         found = sdf.select(*[internal[c] for c in system_cols]).distinct()
         systems = _collect(found).rename(names, strict=False)
-    kernel = _Kernel(measures, options, arrow_schema, names, systems)
+    kernel = _Kernel(measures, options, arrow_schema, names, systems, shipped)
 
     def evaluate_bucket_with_qrels(run: pa.Table, judgments: pa.Table) -> pa.Table:
         return kernel(run, judgments)
@@ -254,8 +257,11 @@ class _Kernel:
     schema: pa.Schema
     names: dict[str, str]  # internal column name -> the user's
     systems: pl.DataFrame | None = None  # with qrels: every system of the whole run
+    # the custom measures requested, registered on the worker before it evaluates
+    shipped: tuple[custom.CustomMeasure, ...] = ()
 
     def __call__(self, run: pa.Table, qrels: pa.Table | None = None) -> pa.Table:
+        custom.ensure(self.shipped)
         frame = _frame(run).rename(self.names, strict=False)
         judgments = None if qrels is None else _frame(qrels).rename(self.names, strict=False)
         if self.systems is not None and judgments is not None and judgments.height:

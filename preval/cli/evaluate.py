@@ -4,15 +4,17 @@ per-query and summary files."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import warnings
 
 import polars as pl
 
-from .. import options, report
+from .. import options, report, unjudged
 from ..errors import PrevalError
 from ..measures import from_ir_measures
 from ..planner import Plan, build_plan
+from ..ranking import QUERY
 from ..summary import summarize
 from . import common
 
@@ -79,6 +81,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     ev.add_argument("--summary", metavar="PATH", help="write the summary to a file")
     ev.add_argument(
+        "--bounds",
+        nargs="?",
+        type=float,
+        const=float("nan"),
+        default=None,
+        metavar="LABEL",
+        help="also evaluate with every unjudged retrieved document counted non-relevant "
+        "(bound lower) and relevant at LABEL (bound upper; default: the relevance level): "
+        "summary and per-query rows get a bound column (lower, observed, upper)",
+    )
+    ev.add_argument(
         "--compare",
         nargs="?",
         const="",
@@ -115,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
     plan = common.collect(plan, args, inputs, quiet=args.quiet)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
+    if args.bounds is not None:
+        per_query = _bounds(args, inputs, opts, plan, per_query)
+        by = [*by, unjudged.BOUND]
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]
     # (with --ci: each rate's bounds beside it, in every output; a bootstrap runs here)
     outputs = [summarize(per_query, by=by, query=args.query, options=opts), plan.audit(),
@@ -123,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
         summary_df, audit_df, undefined = pl.collect_all(outputs)
         if args.per_query:  # streamed from the evaluation to the file, not held in memory
-            files.write(plan.per_query("long") if args.long else per_query, args.per_query)
+            long = args.long and args.bounds is None
+            files.write(plan.per_query("long") if long else per_query, args.per_query)
         if args.summary:
             files.write(summary_df, args.summary)
     if not args.quiet:
@@ -175,6 +192,28 @@ def print_audit(audit_df: pl.DataFrame) -> None:
     }
     parts += [f"{totals[k]} {text}" for k, text in labels.items() if totals.get(k)]
     print("preval: " + "; ".join(parts), file=sys.stderr)
+
+
+def _bounds(
+    args: argparse.Namespace,
+    inputs: common.Inputs,
+    opts: options.Options,
+    observed: Plan,
+    per_query: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """``--bounds``: the lower and upper evaluations run too (same engine), stacked with the
+    observed one as rows with a bound column (`preval.unjudged`)."""
+    if args.compare is not None or args.long:
+        msg = "--bounds adds a bound column: compare or write the long form per bound instead"
+        raise PrevalError(msg)
+    upper = None if math.isnan(args.bounds) else args.bounds
+    frames = {unjudged.OBSERVED: per_query}
+    for name, scenario in unjudged.scenarios(inputs.options(opts), upper).items():
+        if name != unjudged.OBSERVED:
+            plan = _plan(args, inputs, scenario)
+            frames[name] = common.collect(plan, args, inputs, quiet=True).per_query()
+    keys = [*(observed.names[k] for k in observed.keys), observed.names[QUERY]]
+    return unjudged.stack(frames, keys)
 
 
 def _plan(args: argparse.Namespace, inputs: common.Inputs, opts: options.Options) -> Plan:

@@ -7,7 +7,9 @@ into a `Spec`, whose `name` is the canonical spelling used for output columns.
 
 Adding a measure: write a function ``(r: Ranking, s: Spec) -> pl.Expr`` with a numpy docstring
 (formula, trec_eval name, edge cases), register it with `@measure`, add it to
-``tests/reference.py`` and give it a golden row in the tests.
+``tests/reference.py`` and give it a golden row in the tests. A user's measure is registered
+by `preval.define_measure` (`preval.custom`, docs/custom-measures.md) through the same
+`registry.register`, which refuses a name or alias that another measure holds.
 
 The package: `registry` (parameters, `Definition`, `Spec`, the `measure` decorator and
 `CATALOGUE`, in the order `registry.ORDER`), `grammar` (`parse`, `parse_all`, `build`),
@@ -107,9 +109,11 @@ from .registry import (
     Param,
     Spec,
     Summary,
+    forget,
     measure,
     order_catalogue,
     reads_judged_rows,
+    register,
 )
 from .user_models import (
     CWL_DEPTH,
@@ -136,13 +140,14 @@ __all__ = [
     "Intents", "Param", "Spec", "Summary", "accuracy", "alpha_dcg", "alpha_ndcg", "ap_ia", "attach",
     "auc_pr", "auc_roc", "average_precision", "binary_g", "bpm", "bpref", "build",
     "catalogue_rows", "compat", "dcg", "eleven_point", "err_ia", "expected_reciprocal_rank",
-    "f_measure", "from_ir_measures", "geometric_bpref", "geometric_map", "hits", "ideal_ideal",
-    "ideal_keys", "inferred_ap", "insq", "inst", "interpolated_precision", "judged",
+    "f_measure", "forget", "from_ir_measures", "geometric_bpref", "geometric_map", "hits",
+    "ideal_ideal", "ideal_keys", "inferred_ap", "insq", "inst", "interpolated_precision", "judged",
     "markdown_table", "max_f", "measure", "ndcg", "ndcg_rel", "nerr8", "nerr9", "nerr10",
     "nerr11", "nerr_ia", "normalized_g", "nrbp", "num_nonrel_judged_ret", "num_q", "num_rel",
     "num_rel_ret", "num_ret", "pair_accuracy", "parse", "parse_all", "precision",
     "precision_ia", "r_ndcg", "r_precision", "rank_biased_precision", "rbp_residual",
-    "reads_judged_rows", "recall", "reciprocal_rank", "require_subtopic", "scaled_dcg",
+    "reads_judged_rows", "recall", "reciprocal_rank", "register", "require_subtopic",
+    "scaled_dcg",
     "set_ap", "set_f", "set_precision", "set_recall", "set_relative_precision", "specificity",
     "subtopic_recall", "success", "suggest", "table", "tie_at_cutoff", "utility",
 ]  # fmt: skip

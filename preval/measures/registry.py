@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from ..errors import MeasureError
 from ..ranking import Ranking
 
 Summary = Literal["mean", "sum", "gmean"]
@@ -113,6 +114,9 @@ class Definition:
     # reads every judged document of its query as a row (the ideal ranking walked rank by
     # rank, the highest grade): a plan with separate qrels joins them in first (`judged_rows`)
     judged_rows: bool | Callable[[Spec], bool] = False
+    # a measure defined by a user (`preval.define_measure`): its `preval.custom.CustomMeasure`,
+    # which Spark ships to its workers; None for the built-in measures
+    custom: Any = None
 
     @property
     def is_count(self) -> bool:
@@ -206,7 +210,7 @@ def measure(
     makes ``ndcg_burges@10`` mean ``nDCG(dcg=exp-log2)@10``.
     """
 
-    def register(fn: Callable[[Ranking, Spec], pl.Expr]) -> Callable[[Ranking, Spec], pl.Expr]:
+    def register_fn(fn: Callable[[Ranking, Spec], pl.Expr]) -> Callable[[Ranking, Spec], pl.Expr]:
         doc = (fn.__doc__ or "").strip().splitlines()[0]
         definition = Definition(
             name,
@@ -223,14 +227,48 @@ def measure(
             diversity,
             judged_rows,
         )
-        CATALOGUE[name] = definition
-        for alias in (name, *aliases, *(presets or {})):
-            _ALIASES[alias.lower()] = name
-        for alias, values in (presets or {}).items():
-            _PRESETS[alias.lower()] = tuple(values.items())
+        register(definition, presets)
         return fn
 
-    return register
+    return register_fn
+
+
+def register(
+    definition: Definition,
+    presets: dict[str, dict[str, str]] | None = None,
+    *,
+    replace: bool = False,
+) -> None:
+    """Put `definition` in `CATALOGUE` under its name, its aliases and its `presets`: the one
+    way a measure is registered (the `measure` decorator of the built-in families and
+    `preval.define_measure` both call it).
+
+    A name or alias that another measure already holds (case ignored, as requests are read)
+    raises `MeasureError` naming that measure, unless `replace` and the holder is the measure
+    of the same name (a redefinition, which `preval.define_measure` allows for its own).
+    """
+    spellings = [definition.name, *definition.aliases, *(presets or {})]
+    for alias in spellings:
+        holder = _ALIASES.get(alias.lower())
+        if holder is not None and not (replace and holder == definition.name):
+            what = "the name" if alias.lower() == holder.lower() else "an alias"
+            msg = f"measure name {alias!r} is taken: it is {what} of the measure {holder!r}"
+            raise MeasureError(msg)
+    if replace and definition.name in CATALOGUE:
+        forget(definition.name)
+    CATALOGUE[definition.name] = definition
+    for alias in spellings:
+        _ALIASES[alias.lower()] = definition.name
+    for alias, values in (presets or {}).items():
+        _PRESETS[alias.lower()] = tuple(values.items())
+
+
+def forget(name: str) -> None:
+    """Remove the measure `name` and its spellings from the catalogue (`register`'s inverse)."""
+    CATALOGUE.pop(name, None)
+    for alias in [a for a, holder in _ALIASES.items() if holder == name]:
+        del _ALIASES[alias]
+        _PRESETS.pop(alias, None)
 
 
 # The catalogue's order (`preval measures`, the README table, the names listed when a request is

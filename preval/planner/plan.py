@@ -293,6 +293,16 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         )
     if sem.duplicates != "error" and has_doc:
         rows = agg.dedupe(rows, [*keys, QUERY, DOC], SCORE, sem.duplicates)
+    if sem.unjudged_label is not None and len(specs) < len(all_specs):
+        msg = (
+            f"unjudged_label={sem.unjudged_label:g} does not apply to the diversity measures "
+            f"({next(s.name for s in all_specs if s.definition.diversity)}): an unjudged "
+            "document has no subtopic to be relevant to; evaluate them apart"
+        )
+        raise MeasureError(msg)
+    if sem.unjudged_label is not None and qrels is None:
+        judged_query = pl.col(LABEL).is_not_null().any().over([*keys, QUERY])
+        rows = rows.with_columns(stage.relabel(sem.unjudged_label, judged_query))
 
     ranked = partial(Ranking.of, semantics=sem, ties=ties, counted=tuple(count_columns))
     k = top_k = None  # ranks only each query's top K rows when set
@@ -348,6 +358,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
             _presorted,
             _contiguous,
             strings,
+            unjudged=sem.unjudged_label,
         )
 
     check = validate.checker(rules, names, roles, "input", rows)

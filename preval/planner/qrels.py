@@ -17,6 +17,7 @@ from ..ranking import (
     LABEL,
     PAD,
     QUERY,
+    SCORE,
     Ranking,
 )
 from . import aggregate as agg
@@ -115,7 +116,17 @@ def with_qrels(
     presorted: bool,
     contiguous: bool,
     strings: Sequence[pl.Expr] = (),
+    *,
+    unjudged: float | None = None,
 ) -> pl.LazyFrame:
+    """The status frame of a run's `rows` with separate judgments (`qrels_lf`): the rows joined
+    with their labels and their query's judgment statistics, aggregated; then, unless
+    `placeholders` is False, the judged queries a system did not answer as placeholder rows.
+
+    `unjudged`: the label of the retrieved documents without a judgment in judged queries
+    (`relabel`); their query's statistics (R, N, ideal DCG) then count them, per system
+    (`relabelled_totals`).
+    """
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
     check_qrels(q_schema, query, doc, label)
@@ -164,9 +175,17 @@ def with_qrels(
     # rows and sorting back by number is cheaper.
     if presorted:
         rows = rows.with_row_index(ORDER)
-    joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
-        stats, on=[*qkeys, QUERY], how="left"
-    )
+    if unjudged is None:
+        joined = rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left").join(
+            stats, on=[*qkeys, QUERY], how="left"
+        )
+    else:
+        totals = relabelled_totals(rows, judgments, stats, keys, qkeys, ranking, unjudged)
+        joined = (
+            rows.join(judgments, on=[*qkeys, QUERY, DOC], how="left")
+            .join(totals, on=[*keys, QUERY], how="left")
+            .with_columns(relabel(unjudged, pl.col(JUDGED_COUNT).is_not_null()))
+        )
     if presorted:
         joined = joined.sort(ORDER).drop(ORDER)
     judged = pl.col(JUDGED_COUNT).first().is_not_null()
@@ -196,6 +215,44 @@ def with_qrels(
     )
     unanswered = agg.aggregate(pads, keys, specs, ranking, ties, rules, judged, strings=strings)
     return pl.concat([answered, unanswered], how="vertical")
+
+
+def relabel(unjudged: float, judged_query: pl.Expr) -> pl.Expr:
+    """The label column with `unjudged` for every retrieved row (a score) without a label in a
+    judged query (`judged_query`, per row). A query with no judgment at all stays out of the
+    evaluation, as without the option; a negative label (pooled, not assessed) is a judgment
+    given and is kept."""
+    label = pl.col(LABEL)
+    fill = pl.col(SCORE).is_not_null() & label.is_null() & judged_query
+    return pl.when(fill).then(pl.lit(unjudged, dtype=pl.Float64)).otherwise(label).alias(LABEL)
+
+
+def relabelled_totals(
+    rows: pl.LazyFrame,
+    judgments: pl.LazyFrame,
+    stats: pl.LazyFrame,
+    keys: list[str],
+    qkeys: list[str],
+    ranking: Ranking,
+    unjudged: float,
+) -> pl.LazyFrame:
+    """Per (keys..., query) answered by `rows`: the judgment statistics of `stats` computed
+    again from the query's judgments plus the group's retrieved unjudged documents labelled
+    `unjudged`. Per system, since each system retrieves other unjudged documents; only judged
+    queries (the semi join with `stats`, which also runs its data checks)."""
+    group = [*keys, QUERY]
+    answered = rows.select(group).unique()
+    judged = answered.join(judgments, on=[*qkeys, QUERY], how="inner")
+    extra = (
+        rows.filter(pl.col(SCORE).is_not_null())
+        .select(*group, DOC)
+        .join(judgments, on=[*qkeys, QUERY, DOC], how="anti")
+        .unique()
+        .with_columns(pl.lit(unjudged, dtype=pl.Float64).alias(LABEL))
+    )
+    both = pl.concat([judged.select(*group, DOC, LABEL), extra], how="vertical")
+    totals = both.group_by(group).agg(*agg.judgment_totals(ranking, pl.len()))
+    return totals.join(stats.select(*qkeys, QUERY), on=[*qkeys, QUERY], how="semi")
 
 
 def align_ids(
