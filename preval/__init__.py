@@ -51,6 +51,10 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return getattr(importlib.import_module(f".{_STATISTICS[name]}", __name__), name)
+    if name == "power":  # the module: preval.power.analysis, .queries_needed ... (numpy)
+        import importlib
+
+        return importlib.import_module(".power", __name__)
     msg = f"module 'preval' has no attribute {name!r}"
     raise AttributeError(msg)
 
@@ -83,6 +87,7 @@ __all__ = [
     "evaluate",
     "parse",
     "plan",
+    "power",
     "remove_measure",
     "risk",
     "risk_summary",

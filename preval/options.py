@@ -8,7 +8,8 @@ object it belongs to:
 
 * `Columns`: which input column plays which role (query, doc, score, label, by keys, subtopic);
 * `Semantics`: what the measures mean (relevance level, ties, which queries count, ...);
-* ``input_format``: how a path is read (the `Options` bundle holds it beside the two).
+* `Intervals`: the confidence intervals of a summary (level, method, resamples, seed);
+* ``input_format``: how a path is read (the `Options` bundle holds it beside the others).
 
 `Hints` are an engine's, never a caller's: what an engine knows of one piece of the input that
 the plan cannot check (rows presorted, groups contiguous).
@@ -42,6 +43,12 @@ INPUT_FORMATS = ("auto", "table", "trec")
 EVALUATE = frozenset({"evaluate", "audit", "plan", "spark", "cli-evaluate", "cli-compare"})
 CURVE = frozenset({"curve", "plot", "cli-plot"})
 SQL = frozenset({"sql"})
+# the confidence intervals of a summary (`preval.summarize`, `Result.summary`, `evaluate --ci`);
+# the subcommands that resample (compare's randomization and bootstrap tests) take the same
+# --resamples and --seed flags: `add_arguments(parser, "cli-resampling")`
+SUMMARY = frozenset({"summarize", "cli-evaluate"})
+RESAMPLING = frozenset({"cli-resampling"})
+CI_METHODS = ("t", "percentile", "bca")
 
 
 def _check_choice(name: str, value: object, choices: Sequence[object]) -> None:
@@ -148,6 +155,20 @@ OPTIONS: dict[str, Option] = {
                "tables, any other a TREC run or qrels file), table, or trec (run files, one "
                "system each, by defaults to system; TREC qrels)",
                EVALUATE - {"spark"} | {"cli-trec", "plot", "cli-plot"}, choices=INPUT_FORMATS),
+        Option("ci", "intervals", "float | None", None,
+               "add a confidence interval of each rate's mean at this level (e.g. 0.95): "
+               "columns MEASURE_ci_low and MEASURE_ci_high", SUMMARY, metavar="LEVEL",
+               parse=float),
+        Option("ci_method", "intervals", "str", "t",
+               "how the interval is computed: t (Student's t), percentile or bca (bootstrap "
+               "over queries, resamples shared by every system and measure)", SUMMARY,
+               choices=CI_METHODS),
+        Option("resamples", "intervals", "int", 10_000,
+               "bootstrap resamples (compare: randomization and bootstrap resamples)",
+               SUMMARY | RESAMPLING, metavar="N", parse=int),
+        Option("seed", "intervals", "int", 0,
+               "seed of the resamples (numpy's default_rng): the same seed, the same numbers",
+               SUMMARY | RESAMPLING, metavar="S", parse=int),
     )
 }  # fmt: skip
 
@@ -223,11 +244,13 @@ class Semantics:
 
 @dataclass(frozen=True)
 class Options:
-    """Every option of one call: the columns, the semantics and how paths are read."""
+    """Every option of one call: the columns, the semantics, the intervals of a summary and
+    how paths are read."""
 
     columns: Columns = field(default_factory=Columns)
     semantics: Semantics = field(default_factory=Semantics)
     input_format: str = "auto"
+    intervals: Intervals = field(default_factory=lambda: Intervals())  # (defined below)
 
     def __post_init__(self) -> None:
         _check_choice("input_format", self.input_format, INPUT_FORMATS)
@@ -240,20 +263,46 @@ class Options:
         unknown = [name for name in values if name not in OPTIONS]
         if unknown:
             raise InputError(_unknown(unknown[0], OPTIONS))
-        parts: dict[str, dict[str, object]] = {"columns": {}, "semantics": {}, "source": {}}
+        parts: dict[str, dict[str, object]] = {
+            "columns": {}, "semantics": {}, "source": {}, "intervals": {}
+        }  # fmt: skip
         for name, value in values.items():
             parts[OPTIONS[name].goes_to][name] = value
         return cls(
             columns=_replace(base.columns, parts["columns"]),
             semantics=_replace(base.semantics, parts["semantics"]),
             input_format=str(parts["source"].get("input_format", base.input_format)),
+            intervals=_replace(base.intervals, parts["intervals"]),
         )
 
     def values(self) -> dict[str, object]:
         """option name -> value, every option (the inverse of `of`)."""
         out: dict[str, object] = {f.name: getattr(self.columns, f.name) for f in fields(Columns)}
         out |= {f.name: getattr(self.semantics, f.name) for f in fields(Semantics)}
+        out |= {f.name: getattr(self.intervals, f.name) for f in fields(Intervals)}
         return out | {"input_format": self.input_format}
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """The confidence intervals of a summary: `ci` the level (None: no interval), `ci_method`
+    one of t, percentile, bca; `resamples` and `seed` of the bootstrap (`preval.intervals`)."""
+
+    ci: float | None = None
+    ci_method: str = "t"
+    resamples: int = 10_000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.ci is not None and not (isinstance(self.ci, int | float) and 0 < self.ci < 1):
+            msg = f"ci must be a level between 0 and 1 (e.g. 0.95), got {self.ci!r}"
+            raise InputError(msg)
+        _check_choice("ci_method", self.ci_method, CI_METHODS)
+        for name, minimum in (("resamples", 1), ("seed", 0)):
+            if getattr(self, name) is None:
+                msg = f"{name} must be a whole number >= {minimum}, got None"
+                raise InputError(msg)
+            validate.require_count(name, getattr(self, name), minimum=minimum)
 
 
 def _replace(obj: Any, changes: Mapping[str, object]) -> Any:
@@ -288,7 +337,12 @@ def accepts(entry: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
         @functools.wraps(fn)
         def call(*args: Any, options: Options | None = None, **kwargs: Any) -> Any:
-            given = {k: kwargs.pop(k) for k in list(kwargs) if k in OPTIONS}
+            # (a keyword of the function's own, such as summarize's by, stays its own)
+            given = {
+                k: kwargs.pop(k)
+                for k in list(kwargs)
+                if k in OPTIONS and k not in signature.parameters
+            }
             refused = [k for k in given if k not in names]
             if refused:
                 msg = (
@@ -347,7 +401,9 @@ def add_arguments(parser: argparse.ArgumentParser, entry: str, *, skip: Sequence
 
 
 def _flag_help(o: Option) -> str:
-    default = "" if o.default in (None, False) or o.repeat else f" (default: {o.default})"
+    default = (
+        "" if o.default is None or o.default is False or o.repeat else f" (default: {o.default})"
+    )
     repeat = " (repeatable)" if o.repeat else ""
     return f"{o.help}{default}{repeat}".replace("%", "%%")
 
@@ -359,7 +415,7 @@ def from_args(args: argparse.Namespace, entry: str) -> Options:
 
 def markdown_table() -> str:
     """The options as a Markdown table, for the docs (generated: docs/options.md)."""
-    entries = ("evaluate", "curve", "sql", "spark", "cli-evaluate", "cli-plot")
+    entries = ("evaluate", "curve", "sql", "spark", "summarize", "cli-evaluate", "cli-plot")
     rows = ["| option | default | values | CLI flag | taken by | meaning |",
             "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for o in OPTIONS.values():

@@ -9,6 +9,7 @@ from typing import Literal
 import polars as pl
 
 from . import engines
+from .options import Options, accepts
 from .planner import Plan
 from .ranking import QUERY
 from .summary import summarize
@@ -39,11 +40,14 @@ class Result:
         """What was counted and dropped, one row per by-group (`preval.audit`)."""
         return self._kept(self._plan.audit())
 
-    def summary(self) -> pl.LazyFrame:
-        """Means of rates and sums of counts per by-group (`preval.summarize`)."""
+    @accepts("summarize")
+    def summary(self, *, options: Options) -> pl.LazyFrame:
+        """Means of rates and sums of counts per by-group (`preval.summarize`), with the
+        confidence intervals of the means that `ci` asks for."""
         keys = [self._plan.names[k] for k in self._plan.keys]
         measures = self._plan.per_query().drop(self._plan.string_names)
-        return self._kept(summarize(measures, by=keys, query=self._plan.names[QUERY]))
+        query = self._plan.names[QUERY]
+        return self._kept(summarize(measures, by=keys, query=query, options=options))
 
     def _kept(self, lf: pl.LazyFrame) -> pl.LazyFrame:
         if self._plan.keep is None:

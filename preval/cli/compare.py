@@ -54,6 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--by", default="system", metavar="COL", help="the system column (default: system)"
     )
     options.add_arguments(p, "cli-compare", skip=("by",))
+    options.add_arguments(p, "cli-resampling")  # --resamples, --seed
     p.add_argument("--per-query-table", action="store_true",
                    help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one "
@@ -62,9 +63,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction per measure (default: holm)")  # fmt: skip
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--resamples", type=int, default=10_000, metavar="N",
-                   help="randomization and bootstrap resamples (default 10000)")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--missing", choices=MISSING, default="zero",
                    help="a query a system lacks: 0 for it (default) or dropped")  # fmt: skip
     p.add_argument("--risk", type=float, metavar="ALPHA", help="add URisk and TRisk against "
@@ -89,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     paths = [args.input, *args.runs]
     report.check_targets({"--output": args.output}, [*paths, args.qrels])
     opts = options.from_args(args, "cli-compare")
+    resampling = options.from_args(args, "cli-resampling").intervals
     if args.per_query_table:
         if args.runs:
             msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
@@ -106,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     result = compare(
         per_query, baseline=baseline, measures=args.measures if args.per_query_table else None,
         by=by, query=args.query, test=args.test, correction=args.correction,
-        alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, missing=args.missing,
+        alpha=args.alpha, n_resamples=resampling.resamples, seed=resampling.seed,
+        missing=args.missing,
     )  # fmt: skip
     if args.risk is not None:
         result = _with_risk(result, per_query, baseline, args)

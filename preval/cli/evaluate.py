@@ -26,6 +26,7 @@ examples:
   preval evaluate fixtures/example.parquet --by system -m AP -m P@10 -m "P(rel=2)@10" -m nDCG@10
   preval evaluate run.csv --qrels qrels.csv --by system --per-query per_query.parquet
   preval evaluate fixtures/example.parquet --by system --summary summary.csv --format json
+  preval evaluate fixtures/example.parquet --by system --ci 0.95 --ci-method bca
   preval measures
 """
 
@@ -131,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         per_query = _bounds(args, inputs, opts, plan, per_query)
         by = [*by, unjudged.BOUND]
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]
-    outputs = [summarize(per_query, by=by, query=args.query), plan.audit(),
+    # (with --ci: each rate's bounds beside it, in every output; a bootstrap runs here)
+    outputs = [summarize(per_query, by=by, query=args.query, options=opts), plan.audit(),
                per_query.select(pl.col(auc).null_count())]  # fmt: skip
     with warnings.catch_warnings(), report.Outputs() as files:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
