@@ -4,6 +4,7 @@ minimality of the solved n and delta, a worked example, and the per-pair table a
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -185,6 +186,7 @@ def test_cli_power(capsys, tmp_path) -> None:
             [
                 "power",
                 str(per_query),
+                "--per-query-table",
                 "--measure",
                 "AP",
                 "--delta",
@@ -204,5 +206,20 @@ def test_cli_power(capsys, tmp_path) -> None:
     written = pl.read_csv(out)
     assert written["queries_needed"].to_list() == want["queries_needed"].to_list()
     assert np.allclose(written["detectable"], want["detectable"], atol=1e-12)
-    assert main(["power", str(per_query), "--power", "1.5"]) == 2
+    assert main(["power", str(per_query), "--per-query-table", "--power", "1.5"]) == 2
     assert "power must be between" in capsys.readouterr().err
+
+
+def test_cli_power_evaluates_what_compare_reads(capsys) -> None:
+    # the input grammar of compare and agreement: a joined table is evaluated first, with the
+    # same numbers as the library's evaluation followed by the analysis
+    assert main(["power", str(EXAMPLE), "-m", "AP", "--baseline", "bm25", "--format", "csv"]) == 0
+    got = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    per_query = preval.evaluate(EXAMPLE, ["AP"], by="system")
+    want = pw.analysis(per_query, measures="AP", baseline="bm25").collect()
+    assert got["system"].to_list() == want["system"].to_list()
+    assert np.allclose(got["detectable"], want["detectable"], atol=1e-9)
+    fixtures = EXAMPLE.parent / "trec"
+    runs = [str(fixtures / "bm25.run"), str(fixtures / "hybrid.run.gz")]
+    assert main(["power", *runs, "--qrels", str(fixtures / "qrels.txt"), "-m", "AP"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["hybrid", "bm25", "AP"]

@@ -9,12 +9,12 @@ import sys
 
 import polars as pl
 
-from .. import io, options, report
+from .. import io, report
 from ..errors import InputError
 from ..meta_evaluation import agreement, discriminative_power
 from ..significance import MISSING, TESTS
 from . import common
-from .compare import _evaluate
+from .compare import add_input_arguments, per_query_of
 
 EXAMPLES = """\
 examples:
@@ -40,19 +40,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", metavar="INPUT", help="joined table or run, a per-query table "
-                   "(--per-query-table) or a TREC run file, as for preval compare")  # fmt: skip
-    p.add_argument("runs", nargs="*", metavar="RUN", help="more TREC run files, one system each")
-    p.add_argument("--qrels", help="judgments (a table, or a TREC qrels file); INPUT is a run")
-    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
-                   help="measure, repeatable: the first ranks the systems for the others to "
-                   "be compared with (default: AP, P@10, nDCG@10)")  # fmt: skip
-    p.add_argument(
-        "--by", default="system", metavar="COL", help="the system column (default: system)"
+    add_input_arguments(
+        p,
+        "measure, repeatable: the first ranks the systems for the others "
+        "to be compared with (default: AP, P@10, nDCG@10)",
     )
-    options.add_arguments(p, "cli-compare", skip=("by",))
-    p.add_argument("--per-query-table", action="store_true",
-                   help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
     group = p.add_argument_group("the second ranking (default: the other measures of INPUT)")
     group.add_argument("--against", metavar="TABLE", help="a per-query or summary table (a "
                        "system column and the measure's column) ranking the same systems: "
@@ -150,18 +142,8 @@ def _names(measures: list[str], against: bool) -> list[tuple[str, str]]:
 
 
 def _per_query(args: argparse.Namespace, qrels: str | None = None) -> pl.DataFrame | pl.LazyFrame:
-    """INPUT's per-query table: read as it is (--per-query-table), or evaluated as preval
-    compare evaluates it (with `qrels` in place of --qrels when given)."""
-    if args.per_query_table:
-        if args.runs:
-            msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
-            raise InputError(msg)
-        return io.scan(args.input, what="per-query table")
-    evaluated = argparse.Namespace(**vars(args))
-    if qrels is not None:
-        evaluated.qrels = qrels
-    opts = options.from_args(evaluated, "cli-compare")
-    per_query, _, notes = _evaluate(evaluated, opts)
+    """INPUT's per-query table, as preval compare reads it; its notes printed."""
+    per_query, _, notes, _ = per_query_of(args, qrels)
     for note in notes:
         print(note, file=sys.stderr)
     return per_query

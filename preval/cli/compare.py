@@ -22,6 +22,7 @@ examples:
   preval compare per_query.parquet --per-query-table --format csv
 """
 FORMATS = ("table", "markdown", "latex", "csv", "json")
+DEFAULT_MEASURES = ["AP", "P@10", "nDCG@10"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -33,30 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "input",
-        metavar="INPUT",
-        help="joined table or run (.parquet, .pq, .csv, .tsv, .tab), a per-query table, or a "
-        "TREC run file (any other suffix, .gz too)",
-    )
-    p.add_argument(
-        "runs",
-        nargs="*",
-        metavar="RUN",
-        help="more TREC run files: each file is "
-        "one system, named by its run tag (by its path when tags repeat)",
-    )
-    p.add_argument("--qrels", help="judgments (query, doc, label; a table, or a TREC qrels "
-                   "file); INPUT is then a run")  # fmt: skip
-    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
-                   help="measure to compare, repeatable (default: AP, P@10, nDCG@10)")  # fmt: skip
-    p.add_argument(
-        "--by", default="system", metavar="COL", help="the system column (default: system)"
-    )
-    options.add_arguments(p, "cli-compare", skip=("by",))
+    add_input_arguments(p, "measure to compare, repeatable (default: AP, P@10, nDCG@10)")
     options.add_arguments(p, "cli-resampling")  # --resamples, --seed
-    p.add_argument("--per-query-table", action="store_true",
-                   help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one "
                    "(default: every pair); a run file's system, by name or path")  # fmt: skip
     p.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
@@ -86,18 +65,8 @@ def run(args: argparse.Namespace) -> int:
     common.refuse_parquet(args.format, "--output comparison.parquet")
     paths = [args.input, *args.runs]
     report.check_targets({"--output": args.output}, [*paths, args.qrels])
-    opts = options.from_args(args, "cli-compare")
     resampling = options.from_args(args, "cli-resampling").intervals
-    if args.per_query_table:
-        if args.runs:
-            msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
-            raise InputError(msg)
-        per_query = io.scan(args.input, what="per-query table")
-        baseline, averaged, notes = args.baseline, "the per-query table's queries", []
-    else:
-        per_query, baseline, notes = _evaluate(args, opts)
-        queries = opts.semantics.queries
-        averaged = f"{queries} queries, {common.AS_TREC_EVAL[queries]}"
+    per_query, baseline, notes, averaged = per_query_of(args)
     if args.risk is not None and baseline is None:
         msg = "--risk measures each system against one: give --baseline NAME"
         raise InputError(msg)
@@ -144,13 +113,63 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_input_arguments(p: argparse.ArgumentParser, measures_help: str) -> None:
+    """The input of every command that works on a per-query table (compare, agreement, power):
+    a joined table or run with --qrels, TREC run files, or a per-query table as it is; the
+    measures, the system column and the evaluation's options (`per_query_of` reads them)."""
+    p.add_argument(
+        "input",
+        metavar="INPUT",
+        help="joined table or run (.parquet, .pq, .csv, .tsv, .tab), a per-query table "
+        "(--per-query-table), or a TREC run file (any other suffix, .gz too)",
+    )
+    p.add_argument(
+        "runs",
+        nargs="*",
+        metavar="RUN",
+        help="more TREC run files: each file is "
+        "one system, named by its run tag (by its path when tags repeat)",
+    )
+    p.add_argument("--qrels", help="judgments (query, doc, label; a table, or a TREC qrels "
+                   "file); INPUT is then a run")  # fmt: skip
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help=measures_help)  # fmt: skip
+    p.add_argument(
+        "--by", default="system", metavar="COL", help="the system column (default: system)"
+    )
+    options.add_arguments(p, "cli-compare", skip=("by",))
+    p.add_argument("--per-query-table", action="store_true",
+                   help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
+
+
+def per_query_of(
+    args: argparse.Namespace, qrels: str | None = None
+) -> tuple[pl.DataFrame | pl.LazyFrame, str | None, list[str], str]:
+    """INPUT's per-query table, read as it is (--per-query-table) or evaluated (with `qrels`
+    in place of --qrels when given); the baseline's system (--baseline may name a run file by
+    its path); the notes to print; which queries the means are over, in words."""
+    if args.per_query_table:
+        if args.runs:
+            msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
+            raise InputError(msg)
+        table = io.scan(args.input, what="per-query table")
+        return table, getattr(args, "baseline", None), [], "the per-query table's queries"
+    evaluated = argparse.Namespace(**vars(args))
+    if qrels is not None:
+        evaluated.qrels = qrels
+    opts = options.from_args(evaluated, "cli-compare")
+    per_query, baseline, notes = _evaluate(evaluated, opts)
+    queries = opts.semantics.queries
+    return per_query, baseline, notes, f"{queries} queries, {common.AS_TREC_EVAL[queries]}"
+
+
 def _evaluate(
     args: argparse.Namespace, opts: options.Options
 ) -> tuple[pl.DataFrame, str | None, list[str]]:
     """The per-query table of the input (one table, or TREC run files, one system each) read
     by the input stage every command shares and evaluated once with the user's engine; and
     the baseline's system (--baseline may name a run file by its path); the notes to print."""
-    measures = args.measures or ["AP", "P@10", "nDCG@10"]
+    measures = args.measures or DEFAULT_MEASURES
     inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format)
     if inputs.runs:
         if args.by != "system":

@@ -1,5 +1,6 @@
-"""``preval power``: power and query-set size of the paired t-test between the systems of a
-per-query table (the stats extra); print a table, write it to a file."""
+"""``preval power``: power and query-set size of the paired t-test between the systems of the
+input, evaluated as ``preval compare`` evaluates it, or of a per-query table (the stats
+extra); print a table, write it to a file."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import sys
 
 from .. import report
 from . import common
+from .compare import DEFAULT_MEASURES, add_input_arguments, per_query_of
 
 EXAMPLES = """\
 examples:
-  preval evaluate fixtures/example.parquet --by system -m AP --per-query per_query.parquet
-  preval power per_query.parquet --measure AP
-  preval power per_query.parquet --measure AP --delta 0.02 --power 0.9 --baseline bm25
-  preval power per_query.parquet --measure AP --delta 0.02 --sd 0.25 -o power.csv
+  preval power fixtures/example.parquet -m AP
+  preval power fixtures/example.parquet -m AP --delta 0.02 --power 0.9 --baseline bm25
+  preval power bm25.run dense.run --qrels qrels.txt -m AP --delta 0.02
+  preval power per_query.parquet --per-query-table -m AP --delta 0.02 --sd 0.25 -o power.csv
 """
 
 
@@ -22,31 +24,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p = subparsers.add_parser(
         "power",
         help="power and query-set size of the paired t-test (needs preval[stats])",
-        description="For every pair of systems of a per-query table (as evaluate --per-query "
-        "writes): the smallest difference a paired two-sided t-test over these queries "
-        "detects, and with --delta the queries needed to detect that difference.",
+        description="For every pair of systems of INPUT (evaluated as preval compare evaluates "
+        "it, or a per-query table with --per-query-table): the smallest difference a paired "
+        "two-sided t-test over these queries detects, and with --delta the queries needed to "
+        "detect that difference.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "per_query",
-        metavar="PER_QUERY",
-        help="a per-query table (.parquet, .csv ...): a system column, a query "
-        "column and one column per measure",
-    )
-    p.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        dest="measures",
-        metavar="MEASURE",
-        help="measure column, repeatable (default: every rate)",
-    )
-    p.add_argument(
-        "--by", default="system", metavar="COL", help="the system column (default: system)"
-    )
-    p.add_argument(
-        "--query", default="query", metavar="COL", help="the query column (default: query)"
+    add_input_arguments(
+        p, "measure, repeatable (default: AP, P@10, nDCG@10; with --per-query-table every rate)"
     )
     p.add_argument(
         "--baseline", metavar="NAME", help="pair every system with this one (default: every pair)"
@@ -81,20 +67,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="also write the table to a file "
         "(.parquet, .csv, .tsv, .json, .ndjson, .txt: by its suffix)",
     )
+    common.add_engine_arguments(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     common.refuse_parquet(args.format, "-o power.parquet")
-    report.check_targets({"--output": args.output}, [args.per_query])
+    report.check_targets({"--output": args.output}, [args.input, *args.runs, args.qrels])
     from ..power import analysis  # numpy and scipy: only here
 
+    per_query, baseline, notes, _ = per_query_of(args)
+    for note in notes:
+        print(note, file=sys.stderr)
+    measures = args.measures
+    if measures is None and not args.per_query_table:
+        measures = DEFAULT_MEASURES
     table = analysis(
-        args.per_query,
-        measures=args.measures,
+        per_query,
+        measures=measures,
         by=args.by,
         query=args.query,
-        baseline=args.baseline,
+        baseline=baseline,
         alpha=args.alpha,
         power=args.power,
         delta=args.delta,
