@@ -181,7 +181,7 @@ def test_memory_limit_and_tmp_dir_on_the_command_line(tmp_path: Path) -> None:
 
     want = run(PARQUET, "--by", "system", "--engine", "in-memory")
     assert want.returncode == 0, want.stderr
-    got = run(mixed, "--by", "system", "--engine", "partitioned", "--memory-limit", "300MB",
+    got = run(mixed, "--by", "system", "--engine", "partitioned", "--memory-limit", "500MB",
               "--tmp-dir", spill)  # fmt: skip
     assert got.returncode == 0, got.stderr
     assert got.stdout == want.stdout
