@@ -21,6 +21,9 @@ import polars as pl
 import pytest
 from hypothesis import settings
 
+from preval.engines import budget
+from preval.errors import InputError
+
 ROOT = Path(__file__).resolve().parents[1]
 MB = 2**20
 ROWS, PER_QUERY = 1_000_000, 100
@@ -174,3 +177,27 @@ def test_a_limit_below_what_the_command_takes_is_one_line_before_any_work(
     (line,) = done["err"].strip().splitlines()
     assert "cannot be evaluated within the memory limit of 50 MB" in line
     assert not out.exists()
+
+
+def test_the_model_picks_the_largest_chunks_that_fit_and_refuses_below_its_floor() -> None:
+    mb = 2**20
+    # 100 MB of data at 50 bytes a row: two workers and one chunk read ahead hold
+    # 50 x rows x (6 x 2 + 1) bytes, so rows = 100 MB / 650 = 161,319
+    fit = budget.shape(100 * mb, 50, chunk_rows=2_000_000, workers=2, read_ahead=1)
+    assert fit == budget.Shape(100 * mb // 650, 2, 1)
+    # never above the usual chunk
+    assert budget.shape(10**12, 50, chunk_rows=2_000_000, workers=2, read_ahead=1).chunk_rows == (
+        2_000_000
+    )
+    # 6 MB: two workers would get 9,679 rows (< 20,000); one worker gets 6 MB / 300 = 20,971
+    fit = budget.shape(6 * mb, 50, chunk_rows=2_000_000, workers=2, read_ahead=1)
+    assert fit == budget.Shape(6 * mb // 300, 1, 0)
+    with pytest.raises(InputError, match="within the memory limit"):
+        budget.shape(5 * mb, 50, chunk_rows=2_000_000, workers=2, read_ahead=1)
+    # the budget is the lower of the two limits, less what the process holds beside its data
+    assert budget.data_budget(None, None) is None
+    assert budget.data_budget(1000 * mb, None) == 1000 * mb - budget.BASE_RSS
+    assert budget.data_budget(1000 * mb, None, text=True) == 1000 * mb - budget.base(True)
+    space = budget.BASE_ADDRESS + 300 * mb  # leaves 300 / 1.5 = 200 MB resident
+    assert budget.data_budget(None, space) == 200 * mb
+    assert budget.data_budget(100 * mb + budget.BASE_RSS, space) == 100 * mb
