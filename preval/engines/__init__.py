@@ -26,7 +26,14 @@ from .. import io
 from ..errors import InputError, PrevalError
 from ..planner import Plan
 from ..ranking import run_starts
-from .budget import MIN_ADDRESS_SPACE, address_space_limit, data_budget, row_bytes, too_little
+from .budget import (
+    MIN_ADDRESS_SPACE,
+    address_space_limit,
+    check_text_address_space,
+    data_budget,
+    row_bytes,
+    too_little,
+)
 from .checks import NotGroupedError
 from .chunked import collect_chunked
 from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
@@ -89,6 +96,7 @@ def collect(
     # bytes the engines may spend on data, from the user's limit and an address-space limit
     text = plan.source is not None and not plan.source_by_range
     space = address_space()
+    check_text_address_space(space, input_bytes if text else None)
     budget = data_budget(memory_limit, space, text=text)
     if budget is not None and budget <= 0:
         raise too_little(budget, 0, "this input", text=text)

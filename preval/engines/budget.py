@@ -36,7 +36,7 @@ QRELS_COPIES = 3
 # (two, `preval._allocator`), Polars' allocator
 BASE_ADDRESS = 1024 * MiB
 # address space per byte of resident data at peak (mapped, not all of it touched)
-ADDRESS_PER_BYTE = 1.5
+ADDRESS_PER_BYTE = 2.5
 # a chunk being evaluated holds this many times its rows' bytes
 EVAL_COPIES = 6
 # the fewest rows per chunk worth running: below, the per-chunk overhead dominates and the
@@ -44,6 +44,10 @@ EVAL_COPIES = 6
 MIN_CHUNK_ROWS = 20_000
 # rows read to estimate the input's bytes per row
 SAMPLE_ROWS = 50_000
+# address space per byte of a text input (CSV, TREC) read under an address-space limit: Polars'
+# streaming readers (the batches, the pass that checks each line's fields) map it beside the
+# chunks whatever their size (a 10M-row CSV of 251 MiB peaked at 2.16 GiB of address space)
+TEXT_ADDRESS_PER_BYTE = 6
 # the least address space (RLIMIT_AS) any evaluation runs in: `BASE_ADDRESS` and a little data
 MIN_ADDRESS_SPACE = 1536 * MiB
 
@@ -118,6 +122,22 @@ def shape(
     if rows < MIN_CHUNK_ROWS:
         raise too_little(budget, row_bytes * EVAL_COPIES * MIN_CHUNK_ROWS, what, text=text)
     return Shape(min(rows, chunk_rows), w, ahead)
+
+
+def check_text_address_space(address_space: int | None, text_bytes: int | None) -> None:
+    """Refuse in one line, before any work, a text input (CSV, TREC) of `text_bytes` that its
+    readers cannot read within `address_space` (`TEXT_ADDRESS_PER_BYTE`)."""
+    if address_space is None or not text_bytes:
+        return
+    needed = BASE_ADDRESS + TEXT_ADDRESS_PER_BYTE * text_bytes
+    if needed > address_space:
+        msg = (
+            f"reading {_mb(text_bytes)} of text input (CSV, TREC) needs about "
+            f"{needed / 2**30:.1f} GiB of address space, and the limit (ulimit -v) is "
+            f"{address_space / 2**30:.2f} GiB: raise it, or give the input as Parquet, which "
+            "is read range by range; nothing was written"
+        )
+        raise InputError(msg)
 
 
 def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> InputError:
