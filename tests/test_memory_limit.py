@@ -198,6 +198,7 @@ def test_the_model_picks_the_largest_chunks_that_fit_and_refuses_below_its_floor
     assert budget.data_budget(None, None) is None
     assert budget.data_budget(1000 * mb, None) == 1000 * mb - budget.BASE_RSS
     assert budget.data_budget(1000 * mb, None, text=True) == 1000 * mb - budget.base(True)
-    space = budget.BASE_ADDRESS + 300 * mb  # leaves 300 / 1.5 = 200 MB resident
+    # 200 MB of data, mapped at ADDRESS_PER_BYTE bytes of address space each, beside the base
+    space = budget.BASE_ADDRESS + int(200 * mb * budget.ADDRESS_PER_BYTE)
     assert budget.data_budget(None, space) == 200 * mb
     assert budget.data_budget(100 * mb + budget.BASE_RSS, space) == 100 * mb
