@@ -7,7 +7,8 @@ again each time. The command keeps freed pages for 2 s instead, about the time o
 two: faster at large sizes for somewhat more memory at peak; a longer time gains little more
 and holds on to more memory the longer a run lasts (figures in benchmarks/results.md). A
 program that imports the library keeps Polars' settings, and a user's own
-``_RJEM_MALLOC_CONF`` wins.
+``_RJEM_MALLOC_CONF`` wins. The command also caps glibc's malloc arenas (`MALLOC_ARENAS`),
+unless the user set ``MALLOC_ARENA_MAX``.
 """
 
 import itertools
@@ -15,6 +16,23 @@ import os
 import sys
 
 KEEP_FREED_PAGES = "dirty_decay_ms:2000,muzzy_decay_ms:2000"
+# glibc's malloc, which Python and Polars' threads use beside jemalloc, reserves a 64 MiB arena
+# for each thread that allocates, up to 8 per core: a gigabyte of address space on 2 cores
+# that an address-space limit (ulimit -v) counts. Two arenas halve the command's address space
+# at the same speed (benchmarks/results.md, memory limit).
+MALLOC_ARENAS = 2
+_M_ARENA_MAX = -8  # mallopt's parameter number, from glibc's malloc.h
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """At most `arenas` glibc malloc arenas from now on (as ``MALLOC_ARENA_MAX``); False where
+    the C library has no ``mallopt`` (not glibc) or refuses."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).mallopt(_M_ARENA_MAX, arenas) == 1
+    except (OSError, AttributeError):
+        return False
 
 
 def is_the_command(argv: list[str], orig_argv: list[str]) -> bool:
@@ -27,3 +45,5 @@ def is_the_command(argv: list[str], orig_argv: list[str]) -> bool:
 # Polars sets the variable when it loads: if it has already, this changes nothing
 if is_the_command(sys.argv, getattr(sys, "orig_argv", [])):
     os.environ.setdefault("_RJEM_MALLOC_CONF", KEEP_FREED_PAGES)
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        limit_malloc_arenas()

@@ -371,9 +371,14 @@ def _save(fig, path: Path) -> None:
     try:
         fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), bbox_inches="tight")
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            # the user gave `path`: the hidden temporary file beside it is no name to show
+            reason = exc.strerror or type(exc).__name__
+            msg = f"cannot write {path}: {reason} (nothing was written; choose another path)"
+            raise InputError(msg) from exc
         raise
 
 

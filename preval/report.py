@@ -6,6 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -274,14 +277,18 @@ class Outputs:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
-        try:
-            if kind is None:
-                for tmp, path in self._staged:
-                    os.replace(tmp, path)
-        finally:  # failed, or a signal between two renames: no temporary file stays behind
-            for tmp, _ in self._staged:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+        # the renames and the clean-up run with the ending signals held back: one arriving
+        # between two renames, or while the temporary files are removed, is delivered (and
+        # raised) once all of them are renamed or gone
+        with _signals_held():
+            try:
+                if kind is None:
+                    for tmp, path in self._staged:
+                        os.replace(tmp, path)
+            finally:  # failed, or interrupted: no temporary file stays behind
+                for tmp, _ in self._staged:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
 
     def write(self, data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
         path = Path(path)
@@ -312,6 +319,26 @@ class Outputs:
                 "another path)"
             )
             raise InputError(msg) from exc
+
+
+# the signals that end the command (`preval.cli`): held back while outputs are put in place
+_ENDING = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold back Ctrl-C, SIGTERM and SIGHUP in the block (main thread, where Python runs its
+    handlers, and where the platform can); they are delivered when it ends."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not (
+        threading.main_thread()
+    ):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def hidden_beside(path: Path, suffix: str) -> str:

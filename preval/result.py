@@ -85,7 +85,10 @@ def collect(
         chunks) or ``"partitioned"`` (any row order, spilled to buckets within
         `memory_limit`). All give the same numbers (docs/engines.md).
     memory_limit
-        Bytes the partitioned engine may hold at once.
+        Peak resident memory (bytes) of the process to stay under: the engines choose chunk
+        sizes, workers and buckets from it, and an input that cannot be evaluated within it
+        raises `InputError` before any work (docs/engines.md, "Memory limits"). Default: no
+        limit (the partitioned engine spills above 4 GB).
     tmp_dir
         Where spill files go (default: the system's temporary folder).
     progress

@@ -208,7 +208,7 @@ def test_a_signal_leaves_no_spill_and_no_output(
     out.mkdir()
     process = subprocess.Popen(
         [sys.executable, "-m", "preval", "evaluate", large_grouped, "--engine", engine,
-         "--memory-limit", "1MB",
+         "--memory-limit", "500MB",
          "--per-query", out / "pq.parquet", "--summary", out / "s.csv", "-q"],
         env={**os.environ, "TMPDIR": str(spill)},
         stdout=subprocess.PIPE,
@@ -243,8 +243,62 @@ def test_a_signal_the_moment_the_spill_directory_appears_leaves_nothing(
     monkeypatch.setattr(os, "mkdir", mkdir_then_interrupt)
     plan = preval.plan(large_grouped, ["AP"])
     with pytest.raises(KeyboardInterrupt):
-        preval.collect(plan, engine=engine, memory_limit=1_000_000, tmp_dir=tmp_path)
+        preval.collect(plan, engine=engine, memory_limit=500_000_000, tmp_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def many_queries(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two rows per query: a per-query output about as large as the input."""
+    rows = 600_000
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame(
+        {
+            "query": np.arange(rows) // 2,
+            "doc": np.arange(rows) % 2,
+            "score": rng.random(rows),
+            "label": (rng.random(rows) > 0.5).astype(np.int64),
+        }
+    )
+    path = tmp_path_factory.mktemp("outputs") / "many.parquet"
+    frame.write_parquet(path)
+    return path
+
+
+def test_ctrl_c_at_any_moment_of_the_output_write_leaves_no_temporary_file(
+    many_queries: Path, tmp_path: Path
+) -> None:
+    # issue 32: Ctrl-C while the per-query Parquet is written left its hidden .tmp beside the
+    # target. Signals sent at moments spread over the write (from the moment the temporary
+    # file appears), a few seconds in all: either the command was interrupted and nothing is
+    # there, or it had finished (then the output is whole)
+    rng = np.random.default_rng(32)
+    deadline = time.monotonic() + 10
+    tries = 0
+    while tries < 3 or (time.monotonic() < deadline and tries < 8):
+        out = tmp_path / f"try{tries}"
+        out.mkdir()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "preval", "evaluate", many_queries, "-m", "AP", "-m", "RR",
+             "--per-query", out / "pq.parquet", "-q"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        limit = time.monotonic() + 60
+        while not any(out.iterdir()) and process.poll() is None:
+            assert time.monotonic() < limit, "no output started"
+            time.sleep(0.0005)
+        time.sleep(rng.uniform(0, 0.15))
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        left = sorted(p.name for p in out.iterdir())
+        if process.returncode == 130:
+            assert err.strip() == "preval: interrupted; no output written" or left == [
+                "pq.parquet"
+            ], err
+        assert left in ([], ["pq.parquet"]), (process.returncode, left, err)
+        if left:
+            assert pl.read_parquet(out / "pq.parquet").height == 300_000
+        tries += 1
 
 
 # --- unreadable files: the file's name, the line, what to do; never the reader's words ------

@@ -114,7 +114,7 @@ def test_example_in_join_order_through_every_path(tmp_path: Path) -> None:
     for source in (table, path):
         plan = build_plan(source, measures, by="system")
         assert_same(partitioned.collect_partitioned(plan, chunk_rows=4000), want)
-        spilled = partitioned.collect_partitioned(plan, chunk_rows=4000, memory_limit=10_000)
+        spilled = partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=3)
         assert_same(spilled, want)
         assert_same(engines.collect(plan, "partitioned"), want)
 
@@ -181,13 +181,14 @@ def test_memory_limit_and_tmp_dir_on_the_command_line(tmp_path: Path) -> None:
 
     want = run(PARQUET, "--by", "system", "--engine", "in-memory")
     assert want.returncode == 0, want.stderr
-    got = run(mixed, "--by", "system", "--engine", "partitioned", "--memory-limit", "10KB",
+    got = run(mixed, "--by", "system", "--engine", "partitioned", "--memory-limit", "500MB",
               "--tmp-dir", spill)  # fmt: skip
     assert got.returncode == 0, got.stderr
     assert got.stdout == want.stdout
     assert list(spill.iterdir()) == []
     for bad, words in (("--memory-limit=lots", "expected a size"),
-                       ("--tmp-dir=/no/such/dir", "no such directory")):  # fmt: skip
+                       ("--tmp-dir=/no/such/dir", "no such directory"),
+                       ("--memory-limit=10KB", "within the memory limit")):  # fmt: skip
         result = run(mixed, "--engine", "partitioned", bad)
         assert result.returncode == 2
         assert words in result.stderr and "Traceback" not in result.stderr

@@ -31,6 +31,25 @@ def test_png_is_written(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["pr.png"]  # no temporary file left
 
 
+def test_an_unwritable_folder_names_the_target_not_the_temporary_file(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    # issue 32: root ignores a folder's permissions, so the refusal of a read-only folder is
+    # made here as the system makes it, an OSError naming the file opened (the hidden one)
+    from matplotlib.figure import Figure
+
+    def refused(self, name, *args, **kwargs) -> None:
+        raise PermissionError(13, "Permission denied", str(name))
+
+    monkeypatch.setattr(Figure, "savefig", refused)
+    out = tmp_path / "pr.png"
+    assert main(["plot", "pr", EXAMPLE, "--by", "system", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"preval: error: cannot write {out}: Permission denied (nothing")
+    assert err.count("\n") == 1 and ".tmp" not in err and ".pr.png." not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_pooled_legend_shows_each_system_area(tmp_path: Path) -> None:
     out = tmp_path / "roc.svg"
     assert main(["plot", "roc", EXAMPLE, "--by", "system", "--pool", "-o", str(out)]) == 0

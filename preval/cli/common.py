@@ -160,8 +160,9 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         type=parse_size,
         default=None,
         metavar="SIZE",
-        help="what the partitioned engine may hold, e.g. 2GB (default 4GB): larger inputs "
-        "are spilled to disk in buckets",
+        help="peak memory to stay under, e.g. 2GB: the engines size their chunks to it, and "
+        "an input that cannot fit is refused in one line before any work (default: none; "
+        "the partitioned engine spills above 4GB)",
     )
     group.add_argument(
         "--tmp-dir",

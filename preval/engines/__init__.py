@@ -26,6 +26,14 @@ from .. import io
 from ..errors import InputError, PrevalError
 from ..planner import Plan
 from ..ranking import run_starts
+from .budget import (
+    MIN_ADDRESS_SPACE,
+    address_space_limit,
+    check_text_address_space,
+    data_budget,
+    row_bytes,
+    too_little,
+)
 from .checks import NotGroupedError
 from .chunked import collect_chunked
 from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
@@ -33,9 +41,6 @@ from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
 ENGINES = ("in-memory", "streaming", "chunked", "partitioned")
 CHOICES = ("auto", *ENGINES)
 
-# the least address space (RLIMIT_AS) an evaluation runs in: Polars, its allocator and its
-# threads reserve about this much on 2 cores before the data (benchmarks/results.md)
-MIN_ADDRESS_SPACE = 2 * 2**30
 # auto: inputs up to this many bytes run in memory, as one plan
 SMALL_BYTES = 2**20
 # auto: the same for a frame or a Parquet file given without its size, in rows
@@ -45,11 +50,15 @@ SMALL_ROWS = 20_000
 SMALL_QRELS_BYTES = 2**28
 # auto: rows of the group columns read to tell whether the input is grouped by query
 SAMPLE_ROWS = 200_000
+# in-memory and streaming engines: resident bytes per byte of input at peak (its sort, the
+# plan's columns), for the memory limit
+WHOLE_COPIES = 4
 
 __all__ = [
     "CHOICES",
     "DEFAULT_MEMORY_LIMIT",
     "ENGINES",
+    "MIN_ADDRESS_SPACE",
     "NotGroupedError",
     "choose",
     "collect",
@@ -69,7 +78,9 @@ def collect(
     """`plan` with its per-query status computed by `engine` (one of `CHOICES`).
 
     `progress` is called with the rows read so far (chunked and partitioned engines);
-    `memory_limit` (bytes) bounds what the partitioned engine reads at once; `tmp_dir` is where
+    `memory_limit` (bytes) bounds the process's peak resident memory: the engines choose
+    their chunk sizes and workers to stay under it (`budget`), and an input that cannot be
+    evaluated within it is refused in one line before any work; `tmp_dir` is where
     spill files go (default ``TMPDIR``); `input_bytes`, the size of the input files, lets
     ``auto`` choose without looking at the data when the input is small.
     """
@@ -82,12 +93,23 @@ def collect(
     if memory_limit is not None and memory_limit <= 0:
         msg = f"memory_limit must be a positive number of bytes, got {memory_limit!r}"
         raise InputError(msg)
+    # bytes the engines may spend on data, from the user's limit and an address-space limit
+    text = plan.source is not None and not plan.source_by_range
     space = address_space()
-    if space is not None and memory_limit is None:
-        # what Polars reserves beyond its data is not the partitioned engine's to spend
-        memory_limit = min(DEFAULT_MEMORY_LIMIT, max(2**28, space - MIN_ADDRESS_SPACE))
+    check_text_address_space(space, input_bytes if text else None)
+    budget = data_budget(memory_limit, space, text=text)
+    if budget is not None and budget <= 0:
+        raise too_little(budget, 0, "this input", text=text)
+    if space is not None and engine == "streaming":
+        msg = (
+            "engine 'streaming' maps address space far beyond its data (gigabytes for a "
+            f"run of megabytes), more than the address-space limit (ulimit -v) of "
+            f"{space / 2**30:.2f} GiB can be trusted to hold: use --engine auto, chunked or "
+            "partitioned, which size their work to the limit"
+        )
+        raise InputError(msg)
     try:
-        return _collect(plan, engine, progress, memory_limit, tmp_dir, input_bytes)
+        return _collect(plan, engine, progress, budget, tmp_dir, input_bytes, space is not None)
     except PrevalError as exc:
         # a data rule found mid-run says "input: ..." or "qrels: ...": which file, it can say
         for role, path in plan.sources:
@@ -111,19 +133,16 @@ def address_space() -> int | None:
     Polars reserves far more address space than it fills (allocator arenas, thread stacks,
     mapped files): under a tight limit an allocation fails inside Polars, which aborts the
     process or leaves its threads waiting, whatever the size of the input. Refusing up front
-    is one clear line instead.
+    is one clear line instead; above the minimum, the engines size their chunks to what the
+    limit leaves (`budget.data_budget`).
     """
-    try:
-        import resource
-    except ImportError:  # (Windows) no such limit
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
+    soft = address_space_limit()
+    if soft is None:
         return None
     if soft < MIN_ADDRESS_SPACE:
         msg = (
             f"the address-space limit (ulimit -v) is {soft / 2**30:.2f} GiB, below the "
-            f"{MIN_ADDRESS_SPACE / 2**30:.0f} GiB preval needs to run (Polars reserves address "
+            f"{MIN_ADDRESS_SPACE / 2**30:.1f} GiB preval needs to run (Polars reserves address "
             "space beyond the memory it uses); raise it, or bound resident memory instead "
             "(--memory-limit, a cgroup or container memory limit)"
         )
@@ -135,18 +154,30 @@ def _collect(
     plan: Plan,
     engine: str,
     progress: Callable[[int], None] | None,
-    memory_limit: int | None,
+    budget: int | None,
     tmp_dir: str | Path | None,
     input_bytes: int | None,
+    address_limited: bool = False,
 ) -> Plan:
-    chosen = choose(plan, input_bytes) if engine == "auto" else engine
+    chosen = choose(plan, input_bytes, budget) if engine == "auto" else engine
+    if chosen == "streaming" and address_limited:  # (see `collect`)
+        chosen = "chunked" if looks_grouped(plan.source, plan.group) else "partitioned"
     if chosen in ("in-memory", "streaming"):
+        if budget is not None and plan.source is not None:
+            needed = WHOLE_COPIES * _input_size(plan, input_bytes)
+            if needed > budget:
+                what = f"this input (engine {chosen!r} holds it whole)"
+                raise too_little(budget, needed, what, text=not plan.source_by_range)
         return dataclasses.replace(plan, status=plan.status.collect(engine=chosen).lazy())
-    partitioned = {"progress": progress, "memory_limit": memory_limit, "tmp_dir": tmp_dir}
+    partitioned = {
+        "progress": progress,
+        "memory_limit": DEFAULT_MEMORY_LIMIT if budget is None else budget,
+        "tmp_dir": tmp_dir,
+    }
     if chosen == "partitioned":
         return collect_partitioned(plan, **partitioned)
     try:
-        return collect_chunked(plan, progress=progress, tmp_dir=tmp_dir)
+        return collect_chunked(plan, progress=progress, tmp_dir=tmp_dir, budget=budget)
     except NotGroupedError:
         if engine != "auto":
             raise
@@ -154,13 +185,14 @@ def _collect(
         return collect_partitioned(plan, **partitioned)
 
 
-def choose(plan: Plan, input_bytes: int | None = None) -> str:
+def choose(plan: Plan, input_bytes: int | None = None, budget: int | None = None) -> str:
     """The engine ``auto`` runs, from the input's size and its first rows.
 
     Small inputs (at most `SMALL_BYTES` of files, or a run with qrels up to
-    `SMALL_QRELS_BYTES`) run as one plan, and so does a run joined with its qrels into one
-    table (`Plan.joined_qrels`); larger ones go to the chunked engine when their first
-    `SAMPLE_ROWS` rows are grouped by (by..., query), else to the partitioned engine.
+    `SMALL_QRELS_BYTES` that fits `budget`, the bytes a memory limit leaves for data) run as
+    one plan, and so does a run joined with its qrels into one table (`Plan.joined_qrels`);
+    larger ones go to the chunked engine when their first `SAMPLE_ROWS` rows are grouped by
+    (by..., query), else to the partitioned engine.
     """
     if plan.source is None:
         return "in-memory"
@@ -177,10 +209,20 @@ def choose(plan: Plan, input_bytes: int | None = None) -> str:
         and plan.recipe.qrels is not None
         and input_bytes is not None
         and input_bytes <= SMALL_QRELS_BYTES
+        and (budget is None or WHOLE_COPIES * input_bytes <= budget)
     ):
         return "streaming"
     grouped = looks_grouped(plan.source, plan.group, SAMPLE_ROWS)
     return "chunked" if grouped else "partitioned"
+
+
+def _input_size(plan: Plan, input_bytes: int | None) -> int:
+    """The input's bytes in memory: a text file's size, else (Parquet, compressed; a frame)
+    its rows times a sample's bytes per row."""
+    if input_bytes is not None and not plan.source_by_range:
+        return input_bytes
+    rows = plan.source.select(pl.len()).collect().item()
+    return int(rows * row_bytes(plan.source))
 
 
 def looks_grouped(source: pl.LazyFrame, group: list[str], rows: int = SAMPLE_ROWS) -> bool:

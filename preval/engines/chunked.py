@@ -57,6 +57,7 @@ from ..options import Hints
 from ..planner import Plan, Recipe, build
 from ..ranking import QUERY, run_starts
 from ..spill import SpillDirectory
+from .budget import QRELS_COPIES, address_space_limit, row_bytes, shape
 from .checks import ascends, check_across_chunks, check_contiguous
 from .judgments import Judgments, read_judgments
 from .presort import permutation, rank_rows, runs_of_key
@@ -87,6 +88,8 @@ def collect_chunked(
     prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
     tmp_dir: str | Path | None = None,
     judgments: Judgments | None = None,
+    budget: int | None = None,
+    read_ahead: int = READ_AHEAD,
 ) -> Plan:
     """`ev` with its status computed chunk by chunk (see the module docstring).
 
@@ -95,7 +98,9 @@ def collect_chunked(
     there is nothing to check across chunks; `prepare`, run on the worker thread, puts each
     of `chunks` (a frame, or a list of parts) into that shape first: its groups' rows
     together, in one piece of memory. `judgments`: the separate qrels already in memory (by
-    default read here, `read_judgments`).
+    default read here, `read_judgments`). `budget`: the bytes of data a memory limit leaves
+    (`budget.data_budget`): chunk size, workers and read-ahead are chosen to fit it (not
+    with `chunks`, whose size their maker chose), else `InputError` before any work.
     """
     if ev.source is None:
         msg = "this evaluation has no source to read in chunks"
@@ -104,6 +109,17 @@ def collect_chunked(
     # once, into memory: each chunk then joins the judgments of its own queries only
     if judgments is None:
         judgments = read_judgments(ev)
+    if budget is not None and chunks is None:
+        held = 0 if judgments is None else QRELS_COPIES * judgments.table.estimated_size()
+        fit = shape(
+            budget - held,
+            row_bytes(ev.source),
+            chunk_rows=chunk_rows,
+            workers=workers,
+            read_ahead=read_ahead,
+            text=not ev.source_by_range,
+        )
+        chunk_rows, workers, read_ahead = fit.chunk_rows, fit.workers, fit.read_ahead
     if ev.source_by_range and chunks is None:
         chunk_rows = balanced(ev.source.select(pl.len()).collect().item(), chunk_rows, workers)
 
@@ -165,7 +181,7 @@ def collect_chunked(
             work = partial(evaluate_chunk, box, recipe, ev.group, look_for_order, prepare)
             pending.append((pool.submit(work), rows_read))
             # the pool starts a waiting chunk as soon as a worker is free
-            while len(pending) >= workers + READ_AHEAD:
+            while len(pending) >= workers + read_ahead:
                 finish()
         while pending:
             finish()
@@ -256,8 +272,10 @@ def evaluate_chunk(
     if in_order or presort:  # no sort in the plan
         hints = dataclasses.replace(hints, presorted=True, contiguous=not sliced)
     # Polars' default engine streams; a chunk's one aggregation runs faster in memory, but
-    # with qrels the join does not
-    engine = "in-memory" if recipe.qrels is None else "auto"
+    # with qrels the join does not. Streaming maps address space far beyond its data (a
+    # gigabyte for a chunk of megabytes), more than an address-space limit holds
+    streams = recipe.qrels is not None and address_space_limit() is None
+    engine = "auto" if streams else "in-memory"
     plan = build(ranked, recipe, hints)
     try:
         status = plan.status.collect(engine=engine)

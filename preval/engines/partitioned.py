@@ -19,6 +19,7 @@ removed on success, on error and on interruption; a run never reads another run'
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 from collections.abc import Callable, Iterator
@@ -31,7 +32,8 @@ import polars as pl
 from ..errors import InputError
 from ..planner import Plan
 from ..spill import SpillDirectory
-from .chunked import CHUNK_ROWS, WORKERS, collect_chunked
+from .budget import QRELS_COPIES, row_bytes, shape
+from .chunked import CHUNK_ROWS, READ_AHEAD, WORKERS, collect_chunked
 from .judgments import Judgments, by_value, read_qrels
 from .reading import balanced, ranges
 
@@ -67,8 +69,10 @@ def collect_partitioned(
 ) -> Plan:
     """`ev` with its status computed from its rows in any order (see the module docstring).
 
-    `memory_limit` (bytes, default `DEFAULT_MEMORY_LIMIT`) decides whether the input is read
-    whole or spilled into buckets; `buckets` forces the spilled path with that many buckets.
+    `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`)
+    decides whether the input is read whole or spilled into buckets, and the buckets' rows
+    and the workers (`budget.shape`: `InputError` before any work when nothing fits);
+    `buckets` forces the spilled path with that many buckets.
     `tmp_dir`: where spill files go (default: the system's temporary directory, ``TMPDIR``).
     """
     if ev.source is None:
@@ -92,12 +96,26 @@ def collect_partitioned(
         prepare=partial(group_together_in_parts, group=ev.group),
         tmp_dir=tmp_dir,
     )
-    in_memory = buckets is None and size * 3 <= limit
+    per_row = size / max(rows, 1)
+    held = 0 if qrels is None else QRELS_COPIES * qrels[0].estimated_size()
+    text = not ev.source_by_range
+    fit = None
+    if buckets is None and size * 3 <= limit:
+        with contextlib.suppress(InputError):  # (then spilled)
+            fit = shape(limit - held - size, per_row, chunk_rows=chunk_rows, workers=workers,
+                        read_ahead=READ_AHEAD, text=text)  # fmt: skip
+    in_memory = fit is not None
     if in_memory:
-        batch_rows = balanced(rows, chunk_rows, workers)
+        batch_rows = balanced(rows, fit.chunk_rows, fit.workers)
         n = max(1, math.ceil(rows / batch_rows))
-    elif buckets is None:
-        buckets = min(MAX_BUCKETS, max(n, math.ceil(4 * size / limit)))
+    else:
+        if buckets is None:
+            buckets = min(MAX_BUCKETS, max(n, math.ceil(4 * size / limit)))
+        # a spilled bucket is held whole while it is divided into pieces of `chunk_rows`
+        what = f"this input ({rows:,} rows, spilled in {buckets} buckets)"
+        fit = shape(limit - held - size // buckets, per_row, chunk_rows=chunk_rows,
+                    workers=workers, read_ahead=READ_AHEAD, what=what, text=text)  # fmt: skip
+    run = partial(run, workers=fit.workers, read_ahead=fit.read_ahead)
     judgments = None
     if divided:  # as the rows will be: into n buckets of parts in memory, or spilled buckets
         division = (n, _parts(batch_rows)) if in_memory else (buckets, 1)
@@ -114,7 +132,8 @@ def collect_partitioned(
     try:
         _check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
         _scatter(ev.source, keys, buckets, spill.path)
-        return run(chunks=_spilled_buckets(spill.path, keys, chunk_rows), judgments=judgments)
+        pieces = _spilled_buckets(spill.path, keys, fit.chunk_rows)
+        return run(chunks=pieces, judgments=judgments)
     finally:
         spill.cleanup()
 
@@ -304,9 +323,7 @@ def _size(ev: Plan) -> tuple[int, int]:
     estimated bytes in memory (from a sample's bytes per row)."""
     lf = ev.source.lazy()
     rows = lf.select(pl.len()).collect().item() if ev.count_rows is None else ev.count_rows()
-    sample = lf.head(SAMPLE_ROWS).collect()
-    per_row = sample.estimated_size() / max(sample.height, 1)
-    return rows, int(per_row * rows)
+    return rows, int(row_bytes(lf, SAMPLE_ROWS) * rows)
 
 
 def _check_free_disk(folder: Path, needed: int, rows: int) -> None:

@@ -1,0 +1,156 @@
+"""The memory model: how the engines turn ``memory_limit`` (resident memory, bytes) and an
+address-space limit set by someone else (``ulimit -v``, RLIMIT_AS) into chunk sizes and worker
+counts, and refuse in one line, before any work, what cannot be done within them.
+
+Peak resident memory of a chunked evaluation is modelled as::
+
+    peak ≈ BASE_RSS + judgments + row_bytes × chunk_rows × (EVAL_COPIES × workers + read_ahead)
+
+where `row_bytes` is the input's bytes per row in memory (from a sample), a chunk being
+evaluated holds `EVAL_COPIES` times its rows' bytes (the chunk, its ranked copy, the plan's
+columns) and one read ahead holds itself. The partitioned engine's buckets are chunks of the
+same model (its in-memory path also holds the whole input once). Under an address-space limit
+the budget is what the limit leaves after `BASE_ADDRESS` (shared libraries, thread stacks, the
+allocators' arenas), divided by `ADDRESS_PER_BYTE` (the allocator maps more than it fills).
+The constants are measured (benchmarks/results.md, "memory limit") with some margin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+
+from ..errors import InputError
+
+MiB = 2**20
+# resident memory of the command beside its chunks: the interpreter, Polars, its thread pool,
+# the reader's buffers and the allocator's freed pages (measured floor about 300 MB)
+BASE_RSS = 320 * MiB
+# more for an input read as a stream of text (CSV, TREC): the reader's buffers and the pass
+# that checks each line's fields
+TEXT_RSS = 128 * MiB
+# resident bytes per byte of separate qrels held in memory (the table and its division)
+QRELS_COPIES = 3
+# address space reserved before any data: shared libraries, thread stacks, malloc arenas
+# (two, `preval._allocator`), Polars' allocator
+BASE_ADDRESS = 1024 * MiB
+# address space per byte of resident data at peak (mapped, not all of it touched)
+ADDRESS_PER_BYTE = 2.5
+# a chunk being evaluated holds this many times its rows' bytes
+EVAL_COPIES = 6
+# the fewest rows per chunk worth running: below, the per-chunk overhead dominates and the
+# limit is refused rather than crawled through
+MIN_CHUNK_ROWS = 20_000
+# rows read to estimate the input's bytes per row
+SAMPLE_ROWS = 50_000
+# address space per byte of a text input (CSV, TREC) read under an address-space limit: Polars'
+# streaming readers (the batches, the pass that checks each line's fields) map it beside the
+# chunks whatever their size (a 10M-row CSV of 251 MiB peaked at 2.16 GiB of address space)
+TEXT_ADDRESS_PER_BYTE = 6
+# the least address space (RLIMIT_AS) any evaluation runs in: `BASE_ADDRESS` and a little data
+MIN_ADDRESS_SPACE = 1536 * MiB
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """How a chunked evaluation runs: rows per chunk, chunks evaluated at once, read ahead."""
+
+    chunk_rows: int
+    workers: int
+    read_ahead: int
+
+
+def address_space_limit() -> int | None:
+    """The process's address-space limit (``ulimit -v``, RLIMIT_AS) in bytes, None without."""
+    try:
+        import resource
+    except ImportError:  # (Windows) no such limit
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def row_bytes(source: pl.LazyFrame, rows: int = SAMPLE_ROWS) -> float:
+    """The input's bytes per row in memory, from its first `rows` rows."""
+    sample = source.lazy().head(rows).collect()
+    return sample.estimated_size() / max(sample.height, 1)
+
+
+def base(text: bool) -> int:
+    """Resident bytes beside the data (`BASE_RSS`, and `TEXT_RSS` for a text input)."""
+    return BASE_RSS + (TEXT_RSS if text else 0)
+
+
+def data_budget(
+    memory_limit: int | None, address_space: int | None, *, text: bool = False
+) -> int | None:
+    """Bytes the engines may spend on data: `memory_limit` less `base`, and what an
+    address-space limit leaves (`BASE_ADDRESS`, `ADDRESS_PER_BYTE`, then `base`); None
+    without either limit. `text`: the input is read as text (CSV, TREC)."""
+    limits = [m for m in (memory_limit, _resident(address_space)) if m is not None]
+    return min(limits) - base(text) if limits else None
+
+
+def _resident(address_space: int | None) -> int | None:
+    """The resident memory an address-space limit allows at peak."""
+    if address_space is None:
+        return None
+    return int((address_space - BASE_ADDRESS) / ADDRESS_PER_BYTE) + BASE_RSS
+
+
+def shape(
+    budget: int | None,
+    row_bytes: float,
+    *,
+    chunk_rows: int,
+    workers: int,
+    read_ahead: int,
+    what: str = "this input",
+    text: bool = False,
+) -> Shape:
+    """The largest chunks, up to `chunk_rows` rows and `workers` at once, whose peak fits
+    `budget` bytes of data (`data_budget`); one worker and nothing read ahead when two do
+    not fit chunks of `MIN_CHUNK_ROWS`. Raise `InputError` when even that does not fit."""
+    if budget is None:
+        return Shape(chunk_rows, workers, read_ahead)
+    row_bytes = max(row_bytes, 1.0)
+    for w, ahead in ((workers, read_ahead), (1, 0)):
+        rows = int(budget / (row_bytes * (EVAL_COPIES * w + ahead)))
+        if rows >= MIN_CHUNK_ROWS or (w, ahead) == (1, 0):
+            break
+    if rows < MIN_CHUNK_ROWS:
+        raise too_little(budget, row_bytes * EVAL_COPIES * MIN_CHUNK_ROWS, what, text=text)
+    return Shape(min(rows, chunk_rows), w, ahead)
+
+
+def check_text_address_space(address_space: int | None, text_bytes: int | None) -> None:
+    """Refuse in one line, before any work, a text input (CSV, TREC) of `text_bytes` that its
+    readers cannot read within `address_space` (`TEXT_ADDRESS_PER_BYTE`)."""
+    if address_space is None or not text_bytes:
+        return
+    needed = BASE_ADDRESS + TEXT_ADDRESS_PER_BYTE * text_bytes
+    if needed > address_space:
+        msg = (
+            f"reading {_mb(text_bytes)} of text input (CSV, TREC) needs about "
+            f"{needed / 2**30:.1f} GiB of address space, and the limit (ulimit -v) is "
+            f"{address_space / 2**30:.2f} GiB: raise it, or give the input as Parquet, which "
+            "is read range by range; nothing was written"
+        )
+        raise InputError(msg)
+
+
+def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> InputError:
+    """The one line that says a limit cannot be kept, and what it would take."""
+    floor = base(text)
+    msg = (
+        f"{what} cannot be evaluated within the memory limit of {_mb(budget + floor)} "
+        f"(--memory-limit, or what ulimit -v leaves after the {_mb(BASE_ADDRESS)} of address "
+        f"space Polars reserves): it needs at least {_mb(max(needed, 1) + floor)}; nothing "
+        "was written, raise the limit"
+    )
+    return InputError(msg)
+
+
+def _mb(size: float) -> str:
+    return f"{size / 2**30:.1f} GB" if size >= 2**30 else f"{size / MiB:.0f} MB"
