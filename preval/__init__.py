@@ -40,6 +40,10 @@ def __getattr__(name: str) -> object:
         from .significance import compare
 
         return compare
+    if name == "fuse":  # the fusion modules load on first use
+        from .fusion import fuse
+
+        return fuse
     msg = f"module 'preval' has no attribute {name!r}"
     raise AttributeError(msg)
 
@@ -65,6 +69,7 @@ __all__ = [
     "compare",
     "curve",
     "evaluate",
+    "fuse",
     "parse",
     "plan",
     "scan_qrels",
