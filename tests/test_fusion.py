@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import preval
 from preval.errors import DuplicateError, InputError, InvalidValueError
-from preval.fusion import core
+from preval.fusion import core, writers
 from preval.fusion.registry import METHODS, NORMS
 
 from .profiles import examples
@@ -458,3 +458,33 @@ def test_cli_fuse(tmp_path):
                              capture_output=True, text=True, check=False)  # fmt: skip
     assert listing.returncode == 0
     assert all(name in listing.stdout for name in [*RANX_METHODS, *RANX_NORMS])
+
+
+def test_out_of_core_equals_in_memory(tmp_path):
+    """Spilled into buckets by query and merged back, the fused run is the in-memory one."""
+    runs = [ROOT / "fixtures/trec/bm25.run", ROOT / "fixtures/trec/hybrid.run.gz"]
+    whole, spilled = tmp_path / "whole.run", tmp_path / "spilled.run"
+    n = writers.fuse_to(runs, whole, "comb_mnz", norm="min-max")
+    assert writers.fuse_to(runs, spilled, "comb_mnz", norm="min-max", buckets=5) == n
+    assert whole.read_text() == spilled.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spilled.run", "whole.run"]
+    # a tiny memory limit takes the spilled path by itself
+    small = tmp_path / "small.parquet"
+    writers.fuse_to(runs, small, "rrf", memory_limit=100_000, tmp_dir=tmp_path)
+    expected = preval.fuse(runs, "rrf").collect()
+    assert pl.read_parquet(small).equals(expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "small.parquet",
+        "spilled.run",
+        "whole.run",
+    ]
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    """A fusion that fails while writing (a duplicate found mid-plan) leaves no file behind."""
+    dup = tmp_path / "dup.csv"
+    dup.write_text("query,doc,score\nq,a,1\nq,a,2\n")
+    target = tmp_path / "fused.run"
+    with pytest.raises(DuplicateError):
+        writers.fuse_to([dup], target, "rrf")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dup.csv"]

@@ -21,9 +21,9 @@ import polars as pl
 
 from .. import __version__, io
 from ..errors import PrevalError
-from . import common, compare, evaluate, measures, plot, trec
+from . import common, compare, evaluate, fuse, measures, plot, trec
 
-COMMANDS = (evaluate, trec, plot, compare, measures)
+COMMANDS = (evaluate, trec, plot, compare, fuse, measures)
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader left
 
 

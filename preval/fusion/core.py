@@ -77,6 +77,15 @@ class Stacked:
     frame: pl.LazyFrame
     names: tuple[str, ...]
     columns: tuple[str, str, str] = (QUERY, DOC, SCORE)
+    # the rows before ranking (query, doc, run, score and `ROW`, the input order), for an engine
+    # that ranks them piece by piece
+    raw: pl.LazyFrame | None = None
+    # the TREC run files read, when every run is one: their lines bound the rows from above
+    files: tuple[Path, ...] = ()
+
+    @property
+    def line_count(self) -> int | None:
+        return io.count_lines(list(self.files)) if self.files else None
 
     @property
     def runs(self) -> int:
@@ -152,11 +161,13 @@ def stack(
     if not named:
         msg = "fuse: no run given"
         raise InputError(msg)
-    frames, names = [], []
+    frames, names, files = [], [], []
     for i, (name, source) in enumerate(named):
         lf, run_name = _read_run(source, name, i, query, doc, score, input_format)
         frames.append(lf)
         names.append(run_name)
+        if io.is_trec(source, input_format, "run"):
+            files.append(Path(source))
     # ids of one kind across runs: strings when any run's are (a TREC run's always are)
     for col in (QUERY, DOC):
         dtypes = {f.collect_schema()[col] for f in frames}
@@ -166,7 +177,9 @@ def stack(
     if duplicates != "error":
         rows = dedupe(rows, [RUN, QUERY, DOC], SCORE, duplicates)
     ranked = rows.with_columns(rank_by([SCORE], tie=ROW)).drop(ROW)
-    return Stacked(ranked, tuple(names), (query, doc, score))
+    every_trec = len(files) == len(frames)
+    return Stacked(ranked, tuple(names), (query, doc, score), rows,
+                   tuple(files) if every_trec else ())  # fmt: skip
 
 
 def _named(runs: Any) -> list[tuple[str | None, io.Source]]:

@@ -100,8 +100,10 @@ def rank(stacked: pl.LazyFrame) -> pl.LazyFrame:
 
 @norm("borda")
 def borda(stacked: pl.LazyFrame) -> pl.LazyFrame:
-    """Borda: 1 - i / c for a retrieved document; 0.5 - (n - 1) / (2c) for each candidate the
-    run did not retrieve (the mean of the points left), which adds those rows to the run.
+    """Borda: 1 - i / c, or 0.5 - (n - 1) / (2c) for a candidate the run did not retrieve.
+
+    The candidates a run did not retrieve get the mean of the points left, and are added to
+    the run as rows.
 
     Source: ranx ``borda_norm`` (Renda and Straccia 2003). A run without the query gives every
     candidate (c + 1) / (2c). The run is ranked again: its documents first, in their order, then

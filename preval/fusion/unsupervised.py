@@ -85,8 +85,7 @@ def comb_max(stacked, weights, params, learned) -> pl.LazyFrame:
 
 @method("comb_min")
 def comb_min(stacked, weights, params, learned) -> pl.LazyFrame:
-    """CombMIN: min_r s_r, a missing document counting 1e9 (ranx's placeholder, so that in
-    effect the minimum over R(d)).
+    """CombMIN: min_{r ∈ R(d)} s_r (ranx counts a missing document as 1e9).
 
     Source: {fox}; ranx ``comb_min``.
     """
@@ -281,8 +280,10 @@ _ASLAM = (
 
 @method("bordafuse", default_norm=_RANK_BASED)
 def bordafuse(stacked, weights, params, learned) -> pl.LazyFrame:
-    """BordaFuse: Σ_r B_r(d), B_r(d) = c - i_r if run r retrieved d, else (c - n_r + 1) / 2 (the
-    points left, shared): every run votes for every candidate.
+    """BordaFuse: Σ_r B_r(d), B_r(d) = c - i_r, or (c - n_r + 1) / 2 where r lacks d.
+
+    Every run votes for every candidate: a document run r did not retrieve shares the points
+    left, (c - n_r + 1) / 2.
 
     Source: {aslam}; ranx ``bordafuse``. A run without the query gives every candidate
     (c + 1) / 2. Scores are not read, only each run's order.
