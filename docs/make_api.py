@@ -28,6 +28,7 @@ NAMES = [
     "scan_qrels",
     "curve",
     "parse",
+    "fuse",
 ]
 OPTIONAL = ["compare", "spark.evaluate", "spark.summarize", "sql"]
 

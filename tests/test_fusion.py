@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -488,3 +489,9 @@ def test_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(DuplicateError):
         writers.fuse_to([dup], target, "rrf")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dup.csv"]
+
+
+def test_docs_table_is_generated_from_the_registry():
+    page = (ROOT / "docs" / "fusion.md").read_text(encoding="utf-8")
+    table = re.search(r"<!-- fusion:begin -->\n(.*?)\n<!-- fusion:end -->", page, re.S)
+    assert table and table.group(1) == core.markdown_table()

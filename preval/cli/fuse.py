@@ -4,7 +4,6 @@ TREC run or a table, out of core within ``--memory-limit``."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import PrevalError
 from ..options import DUPLICATES, INPUT_FORMATS
@@ -69,6 +68,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     fu.add_argument("--tag", default=None, help="the TREC run's tag (default: the method)")
     fu.add_argument("--list", action="store_true", help="list the methods and normalisations")
+    fu.add_argument(
+        "--format",
+        choices=("table", "markdown"),
+        default="table",
+        help="the --list format (markdown: the tables of docs/fusion.md)",
+    )
     fu.add_argument("--query", default="query", metavar="COL", help="a table's query column")
     fu.add_argument("--doc", default="doc", metavar="COL", help="a table's doc column")
     fu.add_argument("--score", default="score", metavar="COL", help="a table's score column")
@@ -149,7 +154,9 @@ def listing() -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.list:
-        print(listing())
+        from ..fusion.core import markdown_table
+
+        print(markdown_table() if args.format == "markdown" else listing())
         return 0
     if not args.runs:
         msg = "give the runs to fuse (preval fuse RUN [RUN ...] -o PATH), or --list"
@@ -165,5 +172,5 @@ def run(args: argparse.Namespace) -> int:
         memory_limit=args.memory_limit, tmp_dir=args.tmp_dir, query=args.query, doc=args.doc,
         score=args.score, input_format=args.input_format, duplicates=args.duplicates, **params,
     )  # fmt: skip
-    print(f"preval: {rows:,} fused rows written to {args.output}", file=sys.stderr)
+    print(f"{rows:,} fused rows written to {args.output}")
     return 0

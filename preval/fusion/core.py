@@ -498,3 +498,38 @@ __all__ = [
     "stack",
     "wide",
 ]
+
+
+# --- the catalogue, for the docs ------------------------------------------------------------------
+
+
+def _source(doc: str) -> str:
+    """The "Source: ..." sentence of a docstring, on one line."""
+    import re
+
+    text = " ".join(line.strip() for line in doc.splitlines())
+    found = re.search(r"Source: (.*?[)`])\.(?:\s|$)", text)
+    return found.group(1) + "." if found else ""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown_table() -> str:
+    """The methods and normalisations as two Markdown tables (docs/fusion.md is generated from
+    this: `preval fuse --list --format markdown`)."""
+    _load_methods()
+    rows = ["| method | parameters | weights | default norm | definition | source |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    for m in METHODS.values():
+        params = ", ".join(f"{k}={v}" for k, v in m.params.items())
+        kind = "per run" if m.weighted else ""
+        if m.supervised:
+            kind = f"{kind}, trained" if kind else "trained"
+        rows.append(f"| `{m.name}` | {params} | {kind} | {m.default_norm} | {_cell(m.doc)} | "
+                    f"{_cell(_source(m.fuse.__doc__ or ''))} |")  # fmt: skip
+    rows += ["", "| normalisation | definition | source |", "|---|---|---|"]
+    for n in NORMS.values():
+        rows.append(f"| `{n.name}` | {_cell(n.doc)} | {_cell(_source(n.apply.__doc__ or ''))} |")
+    return "\n".join(rows)

@@ -127,7 +127,7 @@ def comb_gmnz(stacked, weights, params, learned) -> pl.LazyFrame:
     """CombGMNZ: |R(d)|^γ · Σ_{r ∈ R(d)} s_r (γ = 1 is CombMNZ, γ = 0 CombSUM).
 
     Source: Lee, "Analyses of Multiple Evidence Combination", SIGIR 1997
-    (https://doi.org/10.1145/258525.258587); ranx ``comb_gmnz``, which has no default γ:
+    (https://doi.org/10.1145/258525.258587); ranx ``comb_gmnz``. ranx has no default γ;
     preval's is 1.0.
     """
     gamma = float(params["gamma"])
@@ -242,8 +242,8 @@ def rbc(stacked, weights, params, learned) -> pl.LazyFrame:
     """Rank-biased centroid: Σ_{r ∈ R(d)} (1 - φ) · φ^{i_r}, φ = 0.8.
 
     Source: Bailey, Moffat, Scholer and Thomas, "Retrieval Consistency in the Presence of Query
-    Variations", SIGIR 2017 (https://doi.org/10.1145/3077136.3080839); ranx ``rbc``, which has
-    no default φ: preval's is 0.8. Scores are not read, only each run's order.
+    Variations", SIGIR 2017 (https://doi.org/10.1145/3077136.3080839); ranx ``rbc``. ranx has
+    no default φ; preval's is 0.8. Scores are not read, only each run's order.
     """
     phi = float(params["phi"])
     value = (1 - phi) * pl.lit(phi, pl.Float64).pow(_i())
