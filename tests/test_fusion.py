@@ -343,6 +343,12 @@ def test_weights_and_params():
     assert _as_dict(fused)["q"] == pytest.approx({"a": 0.3, "b": 0.7})
     k10 = _as_dict(preval.fuse([r0, r1], "rrf", k=10).collect())
     assert k10["q"]["b"] == pytest.approx(1 / 12 + 1 / 11)
+    # ranx's spelling: params={...} holding the weights too
+    ranx_style = preval.fuse([r0, r1], "wsum", norm="none", params={"weights": [0.3, 0.7]})
+    assert ranx_style.collect().equals(fused)
+    assert preval.fuse([r0, r1], "rrf", params={"k": 10}).collect()["score"][0] == max(
+        k10["q"].values()
+    )
 
 
 def test_bad_requests():

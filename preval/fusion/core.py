@@ -439,7 +439,7 @@ def fuse(
         Add a ``system`` column holding this name (a TREC run's tag when written).
     **params
         The method's parameters, e.g. ``k=60`` (rrf), ``phi=0.8`` (rbc), ``gamma`` (comb_gmnz),
-        ``sigma`` (logn_isr).
+        ``sigma`` (logn_isr); ranx's ``params={"k": 60, "weights": [...]}`` is read too.
 
     Returns
     -------
@@ -448,6 +448,7 @@ def fuse(
         descending (ties: the document met first in the runs, run by run). Bad data raises a
         `PrevalError` when it is collected.
     """
+    weights, params = ranx_params(weights, params)
     m = get_method(method)  # a bad name is refused before any run is read
     get_norm(norm, m)
     resolve_params(m, params)
@@ -457,6 +458,22 @@ def fuse(
     )  # fmt: skip
     fused = apply(stacked, method, norm=norm, weights=weights, params=params)
     return present(fused, stacked.columns, with_rank=with_rank, system=system)
+
+
+def ranx_params(
+    weights: Sequence[float] | None, params: dict[str, Any]
+) -> tuple[Sequence[float] | None, dict[str, Any]]:
+    """ranx's spelling, ``params={"k": 60, "weights": [...]}``, as keywords and `weights`."""
+    params = dict(params)
+    if isinstance(params.get("params"), Mapping):
+        nested = params.pop("params")
+        params = {**params, **nested}
+    if "weights" in params:
+        if weights is not None:
+            msg = "weights given twice (weights= and params['weights'])"
+            raise InputError(msg)
+        weights = params.pop("weights")
+    return weights, params
 
 
 def present(

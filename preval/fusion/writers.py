@@ -118,6 +118,7 @@ def fuse_to(
     (default: the partitioned engine's, 4 GB): in memory when the stacked runs take at most
     1/`IN_MEMORY_SHARE` of it, else out of core (module docstring); `buckets` forces the spilled
     path with that many buckets. Returns the fused rows written."""
+    weights, params = core.ranx_params(weights, params)
     m = core.get_method(method)
     core.get_norm(norm, m)
     core.resolve_params(m, params)
