@@ -261,7 +261,9 @@ def test_comb_sum_of_identical_runs_doubles(run):
 @hsettings(max_examples=examples(60))
 @given(st.lists(_run, min_size=1, max_size=3), st.sampled_from(RANX_METHODS))
 def test_every_method_one_row_per_candidate(runs, method):
-    fused = preval.fuse([_frame(r) for r in runs], method).collect()
+    plan = preval.fuse([_frame(r) for r in runs], method)
+    fused = plan.collect()
+    assert plan.collect(engine="streaming").equals(fused)  # the writers' engine
     candidates = {(q, d) for r in runs for q, d, _ in r}
     assert set(zip(fused["query"], fused["doc"], strict=True)) == candidates
     assert fused.height == len(candidates)

@@ -138,7 +138,8 @@ def fuse_to(
         return core.apply(ranked, method, norm=norm, weights=weights, runs=n_runs, params=params)
 
     if buckets is None and size * IN_MEMORY_SHARE <= limit:
-        fused = fused_of(raw).collect()
+        # the streaming engine: about half the CPU time of the in-memory one here
+        fused = fused_of(raw).collect(engine="streaming")
         write(_named(fused, stacked.columns), path, tag=tag)
         return fused.height
     if buckets is None:
@@ -152,7 +153,7 @@ def fuse_to(
         parts = []
         for i, piece in enumerate(_spilled_buckets(scattered, [QUERY], BUCKET_ROWS)):
             part = spill.path / f"fused-{i:05d}.ipc"
-            fused_of(piece.lazy()).collect().write_ipc(part, compression="lz4")
+            fused_of(piece.lazy()).collect(engine="streaming").write_ipc(part, compression="lz4")
             parts.append(part)
         merged = _merge([pl.scan_ipc(p) for p in parts], stacked)
         write(_named(merged, stacked.columns), path, tag=tag)
