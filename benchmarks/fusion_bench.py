@@ -160,17 +160,16 @@ def main() -> None:
         for tool, cmd in tools:
             best = None
             for _ in range(args.repeat):
-                wall, rss, code = run_child(cmd, args.timeout)
+                wall, cpu, rss, code = run_child(cmd, args.timeout)
                 if code == 0 and (best is None or wall < best[0]):
-                    best = (wall, rss)
-            rows.append((method, norm, tool, *(best or (float("nan"), float("nan")))))
-            print(f"{method:<9} {norm:<8} {tool:<7} "
-                  f"{rows[-1][3]:8.1f} s  {rows[-1][4]:8.0f} MB", flush=True)  # fmt: skip
-    print(
-        "\n| method | norm | tool | wall (s) | peak RSS (MB) |\n| --- | --- | --- | ---: | ---: |"
-    )
-    for method, norm, tool, wall, rss in rows:
-        print(f"| {method} | {norm} | {tool} | {wall:.1f} | {rss:.0f} |")
+                    best = (wall, cpu, rss)
+            rows.append((method, norm, tool, *(best or (float("nan"),) * 3)))
+            print(f"{method:<9} {norm:<8} {tool:<7} {rows[-1][3]:8.1f} s wall "
+                  f"{rows[-1][4]:8.1f} s cpu {rows[-1][5]:8.0f} MB", flush=True)  # fmt: skip
+    print("\n| method | norm | tool | wall (s) | CPU (s) | peak RSS (MB) |")
+    print("| --- | --- | --- | ---: | ---: | ---: |")
+    for method, norm, tool, wall, cpu, rss in rows:
+        print(f"| {method} | {norm} | {tool} | {wall:.1f} | {cpu:.1f} | {rss:.0f} |")
 
 
 if __name__ == "__main__":
