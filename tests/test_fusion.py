@@ -469,13 +469,19 @@ def test_cli_fuse(tmp_path):
     assert all(name in listing.stdout for name in [*RANX_METHODS, *RANX_NORMS])
 
 
-def test_out_of_core_equals_in_memory(tmp_path):
+def test_out_of_core_equals_in_memory(tmp_path, monkeypatch):
     """Spilled into buckets by query and merged back, the fused run is the in-memory one."""
     runs = [ROOT / "fixtures/trec/bm25.run", ROOT / "fixtures/trec/hybrid.run.gz"]
     whole, spilled = tmp_path / "whole.run", tmp_path / "spilled.run"
     n = writers.fuse_to(runs, whole, "comb_mnz", norm="min-max")
     assert writers.fuse_to(runs, spilled, "comb_mnz", norm="min-max", buckets=5) == n
     assert whole.read_text() == spilled.read_text()
+    # buckets larger than a piece are divided again when read back (parts of a bucket)
+    monkeypatch.setattr(writers, "BUCKET_ROWS", 5_000)
+    divided = tmp_path / "divided.run"
+    writers.fuse_to(runs, divided, "comb_mnz", norm="min-max", buckets=2)
+    assert divided.read_text() == whole.read_text()
+    divided.unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spilled.run", "whole.run"]
     # a tiny memory limit takes the spilled path by itself
     small = tmp_path / "small.parquet"

@@ -152,6 +152,8 @@ def fuse_to(
         _scatter(raw, [QUERY], buckets, scattered)
         parts = []
         for i, piece in enumerate(_spilled_buckets(scattered, [QUERY], BUCKET_ROWS)):
+            if isinstance(piece, list):  # a large bucket, divided again: a list of parts
+                piece = pl.concat(piece, rechunk=False)
             part = spill.path / f"fused-{i:05d}.ipc"
             fused_of(piece.lazy()).collect(engine="streaming").write_ipc(part, compression="lz4")
             parts.append(part)
