@@ -46,6 +46,7 @@ OPTIONAL = [
     "spark.evaluate",
     "spark.summarize",
     "sql",
+    "fuse",
 ]
 
 

@@ -36,21 +36,23 @@ from .unjudged import bounds
 __version__ = "0.1.0"
 
 
-# the statistics load numpy: only a session that uses them pays for it (name -> module)
-_STATISTICS = {
+# the statistics load numpy, fusion its own modules: only a session that uses them pays for
+# them (name -> module)
+_LAZY = {
     "compare": "significance",
     "agreement": "meta_evaluation",
     "discriminative_power": "meta_evaluation",
     "risk": "risk_adjusted",
     "risk_summary": "risk_adjusted",
+    "fuse": "fusion",
 }
 
 
 def __getattr__(name: str) -> object:
-    if name in _STATISTICS:
+    if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(f".{_STATISTICS[name]}", __name__), name)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     if name == "power":  # the module: preval.power.analysis, .queries_needed ... (numpy)
         import importlib
 
@@ -85,6 +87,7 @@ __all__ = [
     "define_measure",
     "discriminative_power",
     "evaluate",
+    "fuse",
     "parse",
     "plan",
     "power",

@@ -26,7 +26,7 @@ from . import common
 
 # the subcommands, each the module of its name: imported when used, so that a command pays
 # for its own imports only (`preval trec` does not load compare's numpy)
-COMMANDS = ("evaluate", "trec", "plot", "compare", "power", "agreement", "measures")
+COMMANDS = ("evaluate", "trec", "plot", "compare", "power", "agreement", "fuse", "measures")
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader left
 
 

@@ -11,9 +11,16 @@ one under the other, as a `polars.LazyFrame` with columns
   fusion core defines (score descending, ties as the core documents them).
 
 A document appears at most once per run and query. A normalisation maps a stacked frame to a
-stacked frame (the same rows, ``score`` replaced). A method maps a stacked frame to one row per
-(query, doc) with the fused ``score``; a supervised method first learns a table from training
-runs and qrels (`Method.train`) and reads it when it fuses.
+stacked frame (the same rows, ``score`` replaced, ``rank`` recomputed where the order changes;
+``borda`` also adds a row for each candidate a run did not retrieve). A method maps a stacked
+frame to one row per (query, doc) with the fused ``score``; a supervised method first learns a
+table from training runs and qrels (`Method.train`) and reads it when it fuses.
+
+What the core (`preval.fusion.core`) passes and reads: ``weights`` is always one float per run
+(1.0 each when the caller gave none), so ``len(weights)`` is the number of runs. A method may
+also return ``_first`` (UInt64, the fused tie key, `core.first_key`) and ``_dups`` (rows that
+repeat a (run, query, doc), counted by its group_by, `core.wide`); when it does not, the core
+computes both with one more group_by. The core sorts and ranks the method's output.
 """
 
 from __future__ import annotations

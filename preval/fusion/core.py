@@ -1,0 +1,552 @@
+"""The fusion core: runs read into the *stacked* frame (`stack`), normalised, fused by a method
+of the registry (`apply`), sorted; `preval.fuse` is the two in one call.
+
+    runs ──io──> stacked (query, doc, run, score, rank) ──norm──> stacked ──method──> fused
+
+Everything is one lazy plan: building it never collects.
+
+The order of a run (``rank``), as ranx 0.3.21 orders it
+---------------------------------------------------------
+ranx sorts each query's documents with ``numpy.argsort(-scores)`` compiled by numba
+(`ranx/data_structures/common.py::sort_dict_by_value`). numba's argsort is its quicksort
+(`numba/misc/quicksort.py`): a query of at most 15 documents is sorted by insertion sort alone,
+which is stable, so tied scores keep the order the documents were read in (file order for a
+TREC run, row order for a dataframe); a larger query is partitioned first, and the order of its
+tied documents is whatever the partitioning leaves, defined by no rule. preval's rule is the
+stable one: **score descending, ties in input order** — ranx's order wherever ranx has one.
+
+After a normalisation a run is ranked again by its new scores, ties by the previous rank. ranx
+keeps the order of its dictionaries instead, which is the same order for every normalisation
+but two: min-max-inverted, which ranx sorts again (preval's rule, as above), and borda, after
+which ranx's order is the iteration order of a Python set of document ids (random from one
+process to the next); preval ranks the borda scores.
+
+The order of the fused run
+--------------------------
+Fused scores descending; ties by *first occurrence*: the document met first when the runs are
+read in order, each in its ranking (run 0's documents by rank, then the documents run 1 adds,
+and so on: the ``_first`` key, ``run * 2**32 + rank``, minimal over the runs that hold it). That
+is the order in which ranx inserts documents in the fused dictionary before its stable sort of
+at most 15 documents, so again ranx's order wherever ranx has one. Output queries are sorted.
+
+Queries missing from a run, documents missing from a run
+--------------------------------------------------------
+ranx refuses runs whose query sets differ (``fuse`` asserts it). preval fuses every query of any
+run and treats a run without the query as a run that retrieved nothing for it: what ranx computes
+once its runs are padded with empty results (as ``Run.make_comparable`` pads them). A document
+missing from a run is handled by each method as ranx does (see each method's docstring).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .. import inputs, io
+from ..errors import DuplicateError, InputError, InvalidValueError
+from ..options import DUPLICATES, INPUT_FORMATS
+from ..planner.aggregate import dedupe
+from .registry import METHODS, NORMS, Method
+
+QUERY, DOC, RUN, SCORE, RANK = "query", "doc", "run", "score", "rank"
+ROW = "_row"  # each row's position in its run's input: the tie-breaker of `rank`
+FIRST = "_first"  # run * 2**32 + rank, minimal over the runs holding a doc: the fused tie key
+DUPS = "_dups"  # (run, query, doc) rows beyond the first, counted by a method's group_by
+
+# ranx's names for its methods (`ranx.fusion.fusion_switch`) -> preval's
+ALIASES = {
+    "sum": "comb_sum", "mnz": "comb_mnz", "max": "comb_max", "min": "comb_min",
+    "med": "comb_med", "anz": "comb_anz", "gmnz": "comb_gmnz",
+    "w_bordafuse": "weighted_bordafuse", "w_condorcet": "weighted_condorcet",
+}  # fmt: skip
+NORM_ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
+
+STACKED_SCHEMA = {RUN: pl.UInt32, SCORE: pl.Float64, RANK: pl.UInt32}
+
+
+@dataclass(frozen=True)
+class Stacked:
+    """Runs read and stacked: `frame` has query, doc, run, score, rank (the registry's contract),
+    `names` one name per run (a TREC run's tag or path, else ``run0``, ``run1`` ...), and the
+    caller's column names for query, doc and score (the fused frame is named so)."""
+
+    frame: pl.LazyFrame
+    names: tuple[str, ...]
+    columns: tuple[str, str, str] = (QUERY, DOC, SCORE)
+    # the rows before ranking (query, doc, run, score and `ROW`, the input order), for an engine
+    # that ranks them piece by piece
+    raw: pl.LazyFrame | None = None
+    # the TREC run files read, when every run is one: their lines bound the rows from above
+    files: tuple[Path, ...] = ()
+
+    @property
+    def line_count(self) -> int | None:
+        return io.count_lines(list(self.files)) if self.files else None
+
+    @property
+    def runs(self) -> int:
+        return len(self.names)
+
+
+def _load_methods() -> None:
+    """Import the modules that register methods and normalisations (on first use)."""
+    from . import norms, unsupervised  # noqa: F401
+
+    try:  # the supervised methods, when their module exists
+        from . import supervised  # noqa: F401
+    except ImportError:
+        pass
+
+
+def get_method(name: str) -> Method:
+    """The registered method `name` (ranx's short names are aliases: ``mnz`` ...)."""
+    _load_methods()
+    key = ALIASES.get(name, name)
+    if key not in METHODS:
+        raise InputError(_unknown("fusion method", name, list(METHODS)))
+    return METHODS[key]
+
+
+def get_norm(name: str | None, method: Method | None = None) -> str:
+    """The normalisation `name` resolves to: the method's default for None."""
+    _load_methods()
+    if name is None:
+        return method.default_norm if method is not None else "min-max"
+    key = NORM_ALIASES.get(name, name)
+    if key not in NORMS:
+        raise InputError(_unknown("normalisation", name, list(NORMS)))
+    return key
+
+
+def _unknown(what: str, name: str, known: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(name), known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {what} {name!r}{hint} (known: {', '.join(sorted(known))})"
+
+
+# --- reading runs into the stacked frame -------------------------------------------------------
+
+
+def stack(
+    runs: io.Source | Sequence[io.Source] | Mapping[str, io.Source],
+    *,
+    query: str = QUERY,
+    doc: str = DOC,
+    score: str = SCORE,
+    input_format: str = "auto",
+    duplicates: str = "error",
+) -> Stacked:
+    """The runs as one stacked frame, ranked (see the module docstring for the order).
+
+    `runs`: a list of runs, each a dataframe, a table path (Parquet, CSV) or a TREC run file
+    (`preval.io.is_trec` under `input_format`), or a dict name -> run. Rows with a null score are
+    no retrieved document and are dropped. A null query or doc id or a NaN score raises
+    `InvalidValueError`; a document twice in one run and query raises `DuplicateError` (when the
+    plan runs) unless `duplicates` is ``"max"`` or ``"first"`` (the one kept, as in `evaluate`).
+    """
+    if duplicates not in DUPLICATES:
+        msg = f"duplicates must be one of {', '.join(map(repr, DUPLICATES))}, got {duplicates!r}"
+        raise InputError(msg)
+    if input_format not in INPUT_FORMATS:
+        known = ", ".join(map(repr, INPUT_FORMATS))
+        msg = f"input_format must be one of {known}, got {input_format!r}"
+        raise InputError(msg)
+    named = _named(runs)
+    if not named:
+        msg = "fuse: no run given"
+        raise InputError(msg)
+    frames, names, files = [], [], []
+    for i, (name, source) in enumerate(named):
+        lf, run_name = _read_run(source, name, i, query, doc, score, input_format)
+        frames.append(lf)
+        names.append(run_name)
+        if io.is_trec(source, input_format, "run"):
+            files.append(Path(source))
+    # ids of one kind across runs: strings when any run's are (a TREC run's always are)
+    for col in (QUERY, DOC):
+        dtypes = {f.collect_schema()[col] for f in frames}
+        if len(dtypes) > 1:
+            frames = [f.with_columns(pl.col(col).cast(pl.String)) for f in frames]
+    rows = pl.concat(frames, how="vertical")
+    if duplicates != "error":
+        rows = dedupe(rows, [RUN, QUERY, DOC], SCORE, duplicates)
+    ranked = rows.with_columns(rank_by([SCORE], tie=ROW)).drop(ROW)
+    every_trec = len(files) == len(frames)
+    return Stacked(ranked, tuple(names), (query, doc, score), rows,
+                   tuple(files) if every_trec else ())  # fmt: skip
+
+
+def _named(runs: Any) -> list[tuple[str | None, io.Source]]:
+    if isinstance(runs, Mapping):
+        return [(str(k), v) for k, v in runs.items()]
+    if isinstance(runs, (str, Path)) or io.as_polars(runs) is not None:
+        return [(None, runs)]
+    return [(None, r) for r in runs]
+
+
+def _read_run(
+    source: io.Source, name: str | None, i: int, query: str, doc: str, score: str, fmt: str
+) -> tuple[pl.LazyFrame, str]:
+    """One run's rows under canonical names, with its index and input row number; its name."""
+    what = f"run {i}" if not isinstance(source, (str, Path)) else f"run {source}"
+    if io.is_trec(source, fmt, "run"):
+        lf = io.scan_run(source).drop("system")
+        run_name = name or io.run_names([Path(source)])[0]
+        query, doc, score = QUERY, DOC, SCORE
+        schema = lf.collect_schema()
+    else:
+        source = io.normalise(source, what)
+        lf, schema = inputs.read(
+            source, query=query, by=(), doc=doc, score=score, label="", needs_label=False,
+            what=what,
+        )  # fmt: skip
+        if doc not in schema:
+            msg = f"{what}: missing doc column {doc!r} (columns: {', '.join(schema.names())})"
+            raise InputError(msg)
+        run_name = name or (str(source) if isinstance(source, (str, Path)) else f"run{i}")
+    rows = lf.select(
+        pl.col(query).alias(QUERY),
+        pl.col(doc).alias(DOC),
+        pl.col(score).cast(pl.Float64).alias(SCORE),
+    ).with_row_index(ROW)
+    checked = rows.map_batches(
+        _row_checker(rows, what, query, doc, score), schema=rows.collect_schema(), streamable=True
+    )
+    out = checked.filter(pl.col(SCORE).is_not_null()).with_columns(pl.lit(i, pl.UInt32).alias(RUN))
+    return out.select(QUERY, DOC, RUN, SCORE, ROW), run_name
+
+
+def _row_checker(rows: pl.LazyFrame, what: str, query: str, doc: str, score: str):
+    """A map_batches function: raise on a null id or a NaN score (the whole run counted, on the
+    error path only)."""
+    rules = (
+        (pl.col(QUERY).is_null(), f"column {query!r} is null", "ids must not be null"),
+        (pl.col(DOC).is_null(), f"column {doc!r} is null", "ids must not be null"),
+        (pl.col(SCORE).is_nan(), f"column {score!r} is NaN", "scores must be numbers; a null "
+         "score is a document that was not retrieved"),
+    )  # fmt: skip
+
+    def check(df: pl.DataFrame) -> pl.DataFrame:
+        for flag, text, rule in rules:
+            if df.select(flag.any()).item():
+                bad = rows.filter(flag).select(pl.len(), pl.first(QUERY), pl.first(DOC)).collect()
+                n, q, d = bad.row(0)
+                example = f"{query} {q!r}, {doc} {d!r}"
+                msg = f"{what}: {text} in {n} rows (rule: {rule}); example: {example}"
+                raise InvalidValueError(msg)
+        return df
+
+    return check
+
+
+def rank_by(keys: Sequence[str], tie: str, *, descending: bool = True) -> pl.Expr:
+    """`rank` (UInt32, 1-based) within (run, query): `keys` descending (or ascending), ties by
+    `tie` ascending."""
+    sign = [-pl.col(k) if descending else pl.col(k) for k in keys]
+    return (
+        pl.struct(*sign, pl.col(tie)).rank("ordinal").over([RUN, QUERY]).cast(pl.UInt32).alias(RANK)
+    )
+
+
+# --- normalising and fusing ---------------------------------------------------------------------
+
+
+def normalise(stacked: pl.LazyFrame, norm: str) -> pl.LazyFrame:
+    """`stacked` with its scores normalised per (run, query) by `norm` (`NORMS`, or ``"none"``)."""
+    return NORMS[get_norm(norm)].apply(stacked)
+
+
+def resolve_params(method: Method, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The method's parameters: its defaults, overridden by `params` (an unknown name refused)."""
+    unknown = [p for p in params if p not in method.params]
+    if unknown:
+        known = ", ".join(f"{k}={v!r}" for k, v in method.params.items()) or "none"
+        msg = f"fusion method {method.name} takes no parameter {unknown[0]!r} (parameters: {known})"
+        raise InputError(msg)
+    return {**method.params, **params}
+
+
+def resolve_weights(
+    method: Method, weights: Sequence[float] | None, runs: int
+) -> tuple[float, ...]:
+    """One weight per run: the caller's (a weighted method only) or 1.0 each."""
+    if weights is None:
+        return (1.0,) * runs
+    if not method.weighted:
+        weighted = sorted(m.name for m in METHODS.values() if m.weighted)
+        msg = f"fusion method {method.name} takes no weights (weighted: {', '.join(weighted)})"
+        raise InputError(msg)
+    weights = tuple(float(w) for w in weights)
+    if len(weights) != runs:
+        msg = f"{len(weights)} weights for {runs} runs: give one weight per run, in run order"
+        raise InputError(msg)
+    return weights
+
+
+def apply(
+    stacked: Stacked | pl.LazyFrame,
+    method: str,
+    *,
+    norm: str | None = None,
+    weights: Sequence[float] | None = None,
+    runs: int | None = None,
+    learned: Any = None,
+    params: Mapping[str, Any] | None = None,
+) -> pl.LazyFrame:
+    """Fuse a stacked frame with `method` after `norm`: one row per (query, doc), columns query,
+    doc, score (Float64), rank (UInt32, 1-based), sorted by query then rank.
+
+    `stacked`: a `Stacked` (from `stack`) or a bare stacked LazyFrame, then `runs` says how many
+    runs it holds (run indices 0 .. runs - 1). `learned`: what a supervised method's
+    `Method.train` returned. Column names are the canonical ones (`Stacked.columns` are applied
+    by `fuse`).
+    """
+    m = get_method(method)
+    frame = stacked.frame if isinstance(stacked, Stacked) else stacked
+    n = stacked.runs if isinstance(stacked, Stacked) else runs
+    if n is None:
+        msg = "apply: give the number of runs (runs=) with a bare stacked frame"
+        raise InputError(msg)
+    if m.supervised and learned is None:
+        msg = f"fusion method {m.name} is supervised: train it first (learned=)"
+        raise InputError(msg)
+    chosen = resolve_params(m, params or {})
+    w = resolve_weights(m, weights, n)
+    normed = normalise(frame, get_norm(norm, m))
+    fused = m.fuse(normed, w, chosen, learned)
+    return finish(fused, normed)
+
+
+def finish(fused: pl.LazyFrame, stacked: pl.LazyFrame) -> pl.LazyFrame:
+    """A method's output sorted (score descending, ties by first occurrence), ranked, with the
+    duplicate check: from the method's `DUPS` and `FIRST` columns, or computed here."""
+    names = fused.collect_schema().names()
+    if FIRST not in names or DUPS not in names:
+        seen = stacked.group_by(QUERY, DOC).agg(
+            first_key().alias(FIRST), (pl.len() - pl.col(RUN).n_unique()).alias(DUPS)
+        )
+        fused = fused.drop([c for c in (FIRST, DUPS) if c in names]).join(
+            seen, on=[QUERY, DOC], how="left"
+        )
+    out = fused.sort([QUERY, SCORE, FIRST], descending=[False, True, False])
+    out = out.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(QUERY).alias(RANK))
+    schema = out.collect_schema()
+    kept = {k: v for k, v in schema.items() if k not in (FIRST, DUPS)}
+    return out.map_batches(_dups_checker, schema=kept).select(QUERY, DOC, SCORE, RANK)
+
+
+def _dups_checker(df: pl.DataFrame) -> pl.DataFrame:
+    dups = df.filter(pl.col(DUPS) > 0)
+    if dups.height:
+        n = int(dups[DUPS].sum())
+        q, d = dups.row(0, named=True)[QUERY], dups.row(0, named=True)[DOC]
+        msg = (
+            f"fuse: {n} rows repeat a (query, doc) pair within one run (rule: a document appears "
+            "once per run and query; or pass duplicates='max' or 'first' (--duplicates) to keep "
+            f"one); example: query {q!r}, doc {d!r}"
+        )
+        raise DuplicateError(msg)
+    return df.drop(FIRST, DUPS)
+
+
+def first_key() -> pl.Expr:
+    """Per (query, doc) group of stacked rows: the first-occurrence key (`FIRST`)."""
+    return (pl.col(RUN).cast(pl.UInt64) * 2**32 + pl.col(RANK).cast(pl.UInt64)).min()
+
+
+def wide(stacked: pl.LazyFrame, runs: int, values: Mapping[str, pl.Expr]) -> pl.LazyFrame:
+    """One row per (query, doc) of the stacked frame: for each `values` name and run i, the
+    row's value as column ``{name}{i}`` (null when run i lacks the document), the rank as
+    ``rank{i}``, the first-occurrence key `FIRST` and the duplicate count `DUPS` (what `finish`
+    reads). `values` are expressions over a stacked row (its score, rank ...)."""
+    aggs = [
+        pl.when(pl.col(RUN) == i).then(pl.col(RANK)).max().alias(f"{RANK}{i}") for i in range(runs)
+    ]
+    for name, expr in values.items():
+        aggs += [
+            pl.when(pl.col(RUN) == i).then(expr).max().alias(f"{name}{i}") for i in range(runs)
+        ]
+    present = pl.sum_horizontal([pl.col(f"{RANK}{i}").is_not_null() for i in range(runs)])
+    return (
+        stacked.group_by(QUERY, DOC)
+        .agg(*aggs, first_key().alias(FIRST), pl.len().alias(DUPS))
+        .with_columns((pl.col(DUPS) - present).alias(DUPS))
+    )
+
+
+def ordered_sum(columns: Sequence[pl.Expr]) -> pl.Expr:
+    """Σ of `columns` added left to right, a null counting 0: ranx's ``sum([...])`` over the runs
+    in order, to the last bit (`pl.sum_horizontal` adds in another order)."""
+    total = columns[0].fill_null(0.0)
+    for col in columns[1:]:
+        total = total + col.fill_null(0.0)
+    return total
+
+
+# --- the public function ------------------------------------------------------------------------
+
+
+def fuse(
+    runs: io.Source | Sequence[io.Source] | Mapping[str, io.Source],
+    method: str = "rrf",
+    norm: str | None = None,
+    weights: Sequence[float] | None = None,
+    *,
+    query: str = QUERY,
+    doc: str = DOC,
+    score: str = SCORE,
+    input_format: str = "auto",
+    duplicates: str = "error",
+    with_rank: bool = True,
+    system: str | None = None,
+    **params: Any,
+) -> pl.LazyFrame:
+    """Fuse runs into one: one row per (query, doc) with the fused score, as a lazy plan.
+
+    Parameters
+    ----------
+    runs
+        A list of runs (or a dict name -> run), each a Polars frame or any other dataframe, a
+        table path (Parquet, CSV) or a TREC run file; a single TREC path or frame is one run.
+    method
+        A fusion method (`preval fuse --list`): ``rrf`` (default), ``comb_sum``, ``comb_mnz``,
+        ``wsum``, ``condorcet`` ...; ranx's short names (``mnz``, ``w_bordafuse`` ...) are
+        aliases.
+    norm
+        The score normalisation applied to each run and query first: ``min-max``,
+        ``min-max-inverted``, ``max``, ``sum``, ``zmuv``, ``rank``, ``borda`` or ``none``;
+        None is the method's default (``min-max`` for the score-based methods, as ranx's
+        ``fuse``; ``none`` for the rank-based ones, whose result min-max cannot change).
+    weights
+        One weight per run, in run order, for the weighted methods (wsum, wmnz, mixed,
+        weighted_bordafuse, weighted_condorcet); 1.0 each when not given.
+    query, doc, score
+        The runs' column names (a TREC file has its own); the fused frame uses them.
+    input_format
+        How paths are read: ``auto`` (by suffix), ``table`` or ``trec``.
+    duplicates
+        A document twice in one run and query: ``error`` (`DuplicateError`), or keep the
+        ``max`` score or the ``first`` row.
+    with_rank
+        Add the 1-based ``rank`` column (UInt32) of the fused ranking.
+    system
+        Add a ``system`` column holding this name (a TREC run's tag when written).
+    **params
+        The method's parameters, e.g. ``k=60`` (rrf), ``phi=0.8`` (rbc), ``gamma`` (comb_gmnz),
+        ``sigma`` (logn_isr); ranx's ``params={"k": 60, "weights": [...]}`` is read too.
+
+    Returns
+    -------
+    polars.LazyFrame
+        query, doc, score (Float64) [, rank] [, system], sorted by query, then fused score
+        descending (ties: the document met first in the runs, run by run). Bad data raises a
+        `PrevalError` when it is collected.
+    """
+    weights, params = ranx_params(weights, params)
+    m = get_method(method)  # a bad name is refused before any run is read
+    get_norm(norm, m)
+    resolve_params(m, params)
+    stacked = stack(
+        runs, query=query, doc=doc, score=score, input_format=input_format,
+        duplicates=duplicates,
+    )  # fmt: skip
+    fused = apply(stacked, method, norm=norm, weights=weights, params=params)
+    return present(fused, stacked.columns, with_rank=with_rank, system=system)
+
+
+def ranx_params(
+    weights: Sequence[float] | None, params: dict[str, Any]
+) -> tuple[Sequence[float] | None, dict[str, Any]]:
+    """ranx's spelling, ``params={"k": 60, "weights": [...]}``, as keywords and `weights`."""
+    params = dict(params)
+    if isinstance(params.get("params"), Mapping):
+        nested = params.pop("params")
+        params = {**params, **nested}
+    if "weights" in params:
+        if weights is not None:
+            msg = "weights given twice (weights= and params['weights'])"
+            raise InputError(msg)
+        weights = params.pop("weights")
+    return weights, params
+
+
+def present(
+    fused: pl.LazyFrame,
+    columns: tuple[str, str, str] = (QUERY, DOC, SCORE),
+    *,
+    with_rank: bool = True,
+    system: str | None = None,
+) -> pl.LazyFrame:
+    """The fused frame under the caller's column names, with or without rank and system."""
+    q, d, s = columns
+    out = fused.select(
+        pl.col(QUERY).alias(q), pl.col(DOC).alias(d), pl.col(SCORE).alias(s),
+        *([pl.col(RANK)] if with_rank else []),
+    )  # fmt: skip
+    if system is not None:
+        out = out.with_columns(pl.lit(system, pl.String).alias("system"))
+    return out
+
+
+__all__ = [
+    "ALIASES",
+    "DUPS",
+    "FIRST",
+    "NORM_ALIASES",
+    "Stacked",
+    "apply",
+    "finish",
+    "first_key",
+    "fuse",
+    "get_method",
+    "get_norm",
+    "normalise",
+    "ordered_sum",
+    "present",
+    "rank_by",
+    "resolve_params",
+    "resolve_weights",
+    "stack",
+    "wide",
+]
+
+
+# --- the catalogue, for the docs ------------------------------------------------------------------
+
+
+def _source(doc: str) -> str:
+    """The "Source: ..." sentence of a docstring, on one line."""
+    import re
+
+    text = " ".join(line.strip() for line in doc.splitlines())
+    found = re.search(r"Source: (.*?[)`])\.(?:\s|$)", text)
+    return found.group(1) + "." if found else ""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown_table() -> str:
+    """The methods and normalisations as two Markdown tables (docs/fusion.md is generated from
+    this: `preval fuse --list --format markdown`)."""
+    _load_methods()
+    rows = ["| method | parameters | weights | default norm | definition | source |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    for m in METHODS.values():
+        params = ", ".join(f"{k}={v}" for k, v in m.params.items())
+        kind = "per run" if m.weighted else ""
+        if m.supervised:
+            kind = f"{kind}, trained" if kind else "trained"
+        rows.append(f"| `{m.name}` | {params} | {kind} | {m.default_norm} | {_cell(m.doc)} | "
+                    f"{_cell(_source(m.fuse.__doc__ or ''))} |")  # fmt: skip
+    rows += ["", "| normalisation | definition | source |", "|---|---|---|"]
+    for n in NORMS.values():
+        rows.append(f"| `{n.name}` | {_cell(n.doc)} | {_cell(_source(n.apply.__doc__ or ''))} |")
+    return "\n".join(rows)
