@@ -49,8 +49,9 @@ def fuse(name: str, runs, qrels=None, train_runs=None, **params) -> pl.DataFrame
     trained = None
     if qrels is not None:
         trained = m.train(stack(train_runs), qrels.lazy(), params)
-    out = m.fuse(stack(runs), None, params, trained).collect()
-    return out.sort("query", "doc")
+    weights = (1.0,) * (runs["run"].max() + 1)
+    out = m.fuse(stack(runs), weights, params, trained).collect()
+    return out.select("query", "doc", "score").sort("query", "doc")
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_registered():
 def test_untrained_refused():
     runs = pl.DataFrame({"run": [0], "query": ["q"], "doc": ["a"], "score": [1.0]})
     with pytest.raises(InputError, match="supervised"):
-        METHODS["posfuse"].fuse(stack(runs), None, {}, None)
+        METHODS["posfuse"].fuse(stack(runs), (1.0,), {}, None)
 
 
 def test_bad_parameter():

@@ -20,7 +20,8 @@ Conventions shared by the six methods (ranx's where it defines one; the others a
 * **Fusing.** Each run scores its own documents; the fused score is the sum over the runs
   (ranx's CombSUM): a document a run did not retrieve, or a query a run did not answer, adds 0
   for that run (BayesFuse: the log odds of a relevance probability of 0.001, as ranx).
-* Per-run weights are not read (ranx's supervised methods take none).
+* Per-run weights are not read (ranx's supervised methods take none); their number is the
+  number of runs (the core passes 1.0 per run).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 import polars as pl
 
 from ..errors import InputError
+from .core import DUPS, FIRST, wide
 from .registry import method
 
 # SegFuse's segment boundaries (Shokouhi 2007; ranx): segment k (1-based) holds positions
@@ -153,9 +155,24 @@ def _trained(name: str, trained: Any) -> pl.LazyFrame:
     return trained.lazy() if isinstance(trained, pl.DataFrame) else trained
 
 
-def _comb_sum(scored: pl.LazyFrame) -> pl.LazyFrame:
-    """Sum each document's per-run scores over the runs (ranx's CombSUM)."""
-    return scored.group_by(*_KEYS).agg(pl.col("score").sum())
+def _runs_of(name: str, weights: Sequence[float] | None) -> int:
+    if weights is None:
+        msg = f"fusion method {name!r}: give one weight per run (the core passes 1.0 each)"
+        raise InputError(msg)
+    return len(weights)
+
+
+def _comb_sum(
+    scored: pl.LazyFrame, value: pl.Expr, runs: int, missing: float = 0.0
+) -> pl.LazyFrame:
+    """Each document's per-run `value` (an expression over a stacked row) added over the runs
+    in run order, a run without the document adding `missing`: ranx's ``sum([...])`` over the
+    runs (CombSUM), to the last bit; with the core's first-occurrence and duplicate columns."""
+    w = wide(scored, runs, {"v": value})
+    total = pl.col("v0").fill_null(missing)
+    for i in range(1, runs):
+        total = total + pl.col(f"v{i}").fill_null(missing)
+    return w.select(*_KEYS, total.alias("score"), FIRST, DUPS)
 
 
 def _position_probs(stacked: pl.LazyFrame, qrels: pl.LazyFrame) -> pl.LazyFrame:
@@ -189,7 +206,7 @@ def posfuse(
     scored = stacked.with_columns((pl.col("rank").cast(pl.Int64) - 1).alias("pos")).join(
         probs, on=["run", "pos"], how="left"
     )
-    return _comb_sum(scored.select(*_KEYS, pl.col("prob").fill_null(0.0).alias("score")))
+    return _comb_sum(scored, pl.col("prob").fill_null(0.0), _runs_of("posfuse", weights))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,7 +258,7 @@ def probfuse(
         probs, on=["run", "segment"], how="left"
     )
     score = pl.col("prob").fill_null(0.0) / (pl.col("segment") + 1)
-    return _comb_sum(scored.select(*_KEYS, score.alias("score")))
+    return _comb_sum(scored, score, _runs_of("probfuse", weights))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,7 +292,7 @@ def segfuse(
         probs, on=["run", "segment"], how="left"
     )
     score = pl.col("prob").fill_null(0.0) * (pl.col("score") + 1)
-    return _comb_sum(scored.select(*_KEYS, score.alias("score")))
+    return _comb_sum(scored, score, _runs_of("segfuse", weights))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +352,7 @@ def slidefuse(
     scored = rows.join(low, on=["run", "ia"], how="left").join(high, on=["run", "ib"], how="left")
     window = (pl.col("c_b") - pl.col("c_a")).fill_null(0.0)
     score = window / (pl.col("b") - pl.col("a") + 1)
-    return _comb_sum(scored.select(*_KEYS, score.alias("score")))
+    return _comb_sum(scored, score, _runs_of("slidefuse", weights))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,28 +380,18 @@ def bayesfuse(
     q in Q of the precision (relevant documents in k) / (size of k); a mean of 0 is taken as
     0.001 and a mean of 1 as 0.999; L_r(k) = ln(mean / (1 - mean)). Fusion: s(d) = sum over
     all runs r of L_r(k_r(d)), where a run that did not retrieve d (or ranks it past position
-    999) adds ln(0.001 / 0.999). The number of runs is the largest run number of the fused or
-    the training runs, plus one. Aslam and Montague, "Models for metasearch", SIGIR 2001
-    (ranx: ``bayesfuse``; ranx reads past the end of its table below position 1000).
+    999) adds ln(0.001 / 0.999), the terms added in run order. Aslam and Montague, "Models
+    for metasearch", SIGIR 2001 (ranx: ``bayesfuse``; ranx reads past the end of its table
+    below position 1000).
     """
     odds = _trained("bayesfuse", trained)
     segment = _segment(pl.col("rank").cast(pl.Int64) - 1, BAYESFUSE_BOUNDS)
-    scored = (
-        stacked.with_columns(segment.alias("segment"))
-        .join(odds, on=["run", "segment"], how="left")
-        .select(*_KEYS, (pl.col("log_odds").fill_null(MIN_LOG_ODDS) - MIN_LOG_ODDS).alias("gain"))
+    scored = stacked.with_columns(segment.alias("segment")).join(
+        odds, on=["run", "segment"], how="left"
     )
-    runs = pl.concat([stacked.select("run"), odds.select("run")]).select(
-        (pl.col("run").cast(pl.Int64).max() + 1).alias("runs")
-    )
-    # sum over every run of L_r = runs * floor + sum over the runs that retrieved d of (L_r -
-    # floor): a run without d adds the floor
-    return (
-        scored.group_by(*_KEYS)
-        .agg(pl.col("gain").sum())
-        .join(runs, how="cross")
-        .select(*_KEYS, (pl.col("runs") * MIN_LOG_ODDS + pl.col("gain")).alias("score"))
-    )
+    # a run without d (or past its table) adds the floor, in run order as ranx's sum
+    value = pl.col("log_odds").fill_null(MIN_LOG_ODDS)
+    return _comb_sum(scored, value, _runs_of("bayesfuse", weights), missing=MIN_LOG_ODDS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,4 +428,4 @@ def mapfuse(
     maps = _trained("mapfuse", trained)
     scored = stacked.join(maps, on="run", how="left")
     score = pl.col("AP").fill_null(0.0) / pl.col("rank").cast(pl.Float64)
-    return _comb_sum(scored.select(*_KEYS, score.alias("score")))
+    return _comb_sum(scored, score, _runs_of("mapfuse", weights))
