@@ -40,6 +40,10 @@ def __getattr__(name: str) -> object:
         from .significance import compare
 
         return compare
+    if name == "optimize_fusion":  # loads numpy, as compare
+        from .fusion.tuning import optimize_fusion
+
+        return optimize_fusion
     msg = f"module 'preval' has no attribute {name!r}"
     raise AttributeError(msg)
 
@@ -65,6 +69,7 @@ __all__ = [
     "compare",
     "curve",
     "evaluate",
+    "optimize_fusion",
     "parse",
     "plan",
     "scan_qrels",
