@@ -376,3 +376,6 @@ def _arrow_schema(spark_schema: Any) -> pa.Schema:
 def _quote(name: str) -> str:
     """A column name as Spark's col() reads it literally (measure names hold '@', '(', '.')."""
     return "`" + name.replace("`", "``") + "`"
+
+
+from .spark_fusion import fuse  # noqa: E402, F401  (preval.spark.fuse: fusion where the runs live)

@@ -232,3 +232,55 @@ def test_linear_fast_path_is_the_method(name):
     joined = want.join(got, on=["query", "doc"], suffix="_fast")
     assert joined.height == want.height == got.height
     assert (joined["score"] == joined["score_fast"]).all()
+
+
+# --- the command line (preval fuse --optimize / --train-qrels; preval/cli/fuse_tune.py) -------
+
+TREC = ["fixtures/trec/bm25.run", "fixtures/trec/hybrid.run.gz"]
+QRELS = "fixtures/trec/qrels.txt"
+
+
+def _cli(capsys, *args):
+    from preval.cli import main
+
+    rc = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_cli_optimize(capsys, tmp_path):
+    out_path = tmp_path / "fused.run"
+    rc, out, _ = _cli(capsys, "fuse", *TREC, "--method", "rrf", "--optimize", "nDCG@10",
+                      "--qrels", QRELS, "--search", "k=20,60", "--folds", "3",
+                      "-o", out_path)  # fmt: skip
+    assert rc == 0
+    tuning = optimize_fusion(TREC, QRELS, method="rrf", search={"k": [20, 60]}, folds=3)
+    assert f"k={tuning.best['k']}" in out
+    assert "3-fold cross-validation" in out and "fused   bm25" in out
+    written = preval.scan_run(out_path).collect()
+    want = tuning.fused.collect()
+    assert written.height == want.height
+    assert written["doc"].to_list() == want["doc"].to_list()
+
+
+def test_cli_train_qrels(capsys, tmp_path):
+    out_path = tmp_path / "fused.run"
+    rc, _, _ = _cli(capsys, "fuse", *TREC, "--method", "probfuse", "--train-qrels", QRELS,
+                      "--param", "n_segments=5", "-o", out_path)  # fmt: skip
+    assert rc == 0
+    from preval.fusion.supervised import learn
+
+    learned = learn(TREC, QRELS, "probfuse", n_segments=5)
+    want = core.apply(core.stack(TREC), "probfuse", learned=learned.lazy(),
+                      params={"n_segments": 5}).collect()  # fmt: skip
+    written = preval.scan_run(out_path).collect()
+    assert written["doc"].to_list() == want["doc"].to_list()
+    assert (written["score"] - want["score"]).abs().max() < 1e-12
+
+
+def test_cli_bad_flags(capsys):
+    rc, _, err = _cli(capsys, "fuse", *TREC, "--optimize", "nDCG@10", "-o", "x.run")
+    assert rc == 2 and "--qrels" in err and len(err.strip().splitlines()) == 1
+    rc, _, err = _cli(capsys, "fuse", *TREC, "--folds", "3", "--train-qrels", QRELS,
+                      "--method", "posfuse", "-o", "x.run")  # fmt: skip
+    assert rc == 2 and "--optimize" in err

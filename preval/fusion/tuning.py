@@ -23,6 +23,7 @@ import polars as pl
 from .. import io
 from ..errors import DuplicateError, InputError
 from ..measures import parse
+from .supervised import read_qrels
 
 # ranx 0.3.21's searches (`ranx/fusion_optimization/`), by preval's method names: weights on a
 # grid of `step` summing to 1 (`optimize_weights`), else one parameter over a range
@@ -149,20 +150,6 @@ def candidates(method: Any, runs: int, search: Mapping[str, Any] | None) -> list
         msg = f"the search of {method.name} has no candidate"
         raise InputError(msg)
     return out
-
-
-def read_qrels(qrels: io.Source, input_format: str = "auto") -> pl.LazyFrame:
-    """Judgments as a LazyFrame of query, doc, label (a TREC qrels file or a table)."""
-    if io.is_trec(qrels, input_format, "qrels"):
-        return io.scan_qrels(qrels)
-    lf = io.scan(io.normalise(qrels, "qrels"), id_columns=("query", "doc"),
-                 numeric_columns=("label",), what="qrels")  # fmt: skip
-    schema = lf.collect_schema()
-    missing = [c for c in ("query", "doc", "label") if c not in schema]
-    if missing:
-        msg = f"qrels: missing column {missing[0]!r} (columns: {', '.join(schema.names())})"
-        raise InputError(msg)
-    return lf.select("query", "doc", "label")
 
 
 def assign_folds(queries: Sequence[Any], folds: int, seed: int) -> dict[Any, int]:
