@@ -363,20 +363,9 @@ def optimize_fusion(
         side = core.wide(fusable, n_runs, {"v": pl.col("score")}).select(
             "query", "doc", *[f"v{r}" for r in range(n_runs)]
         )
-        side = side.collect().lazy()
         v = [pl.col(f"v{r}") for r in range(n_runs)]
-        plans = [
-            _top(
-                side.select(
-                    pl.lit(i, pl.Int64).alias(_CAND),
-                    "query",
-                    "doc",
-                    LINEAR[m.name](v, c.weights or (1.0,) * n_runs).alias("score"),
-                ),
-                cut,
-            )
-            for i, c in enumerate(cands)
-        ]
+        exprs = [LINEAR[m.name](v, c.weights or (1.0,) * n_runs) for c in cands]
+        plans = [_linear_top(side.sort("query").collect(), exprs, cut)]
     else:
         plans = [
             _top(
@@ -447,6 +436,60 @@ def _coded(runs: pl.DataFrame, qrels: pl.DataFrame) -> tuple[pl.DataFrame, pl.Da
         runs = runs.join(table, on=col).drop(col).rename({"_code": col})
         qrels = qrels.join(table, on=col).drop(col).rename({"_code": col})
     return runs, qrels
+
+
+def _linear_top(side: pl.DataFrame, exprs: list[pl.Expr], cut: int | None) -> pl.LazyFrame:
+    """Every candidate's fused run (one score expression each over `side`, the runs' scores
+    side by side, sorted by query), cut to each query's top `cut` as `_top` cuts, in blocks of
+    candidates: the scores of a block as a matrix, each query's `cut`-th largest by numpy's
+    partition over a (queries x positions x candidates) block, padded."""
+    rows = side.height
+    query = side["query"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]]) if rows else np.array([], int)
+    lengths = np.diff(np.r_[starts, rows])
+    width = int(lengths.max()) if rows else 0
+    per_block = max(1, 4_000_000 // max(rows, 1))
+    parts = []
+    for first in range(0, len(exprs), per_block):
+        block = exprs[first : first + per_block]
+        scores = side.select([e.alias(f"s{i}") for i, e in enumerate(block)]).to_numpy()
+        if cut is None or width <= cut:
+            r, c = np.nonzero(np.ones(scores.shape, dtype=bool))
+        else:
+            r, c = _top_cells(scores.astype(np.float32), starts, lengths, width, cut)
+        parts.append(
+            pl.DataFrame(
+                {
+                    _CAND: (c + first).astype(np.int64),
+                    "query": side["query"].gather(r),
+                    "doc": side["doc"].gather(r),
+                    "score": scores[r, c],
+                }
+            )
+        )
+    return pl.concat(parts).lazy()
+
+
+def _top_cells(
+    scores: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int, cut: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(row, candidate) of every score at least its query's `cut`-th largest (rows grouped by
+    query: `starts`, `lengths`)."""
+    rows, cols = [], []
+    step = max(1, 8_000_000 // (width * scores.shape[1]))  # queries per chunk
+    pos = np.arange(width)
+    for a in range(0, len(starts), step):
+        st, ln = starts[a : a + step], lengths[a : a + step]
+        valid = pos[None, :] < ln[:, None]
+        index = np.where(valid, st[:, None] + pos[None, :], 0)
+        block = scores[index]  # queries x positions x candidates
+        block[~valid] = -np.inf
+        threshold = np.partition(block, width - cut, axis=1)[:, width - cut, :]
+        keep = (block >= threshold[:, None, :]) & valid[:, :, None]
+        q, p, c = np.nonzero(keep)
+        rows.append(index[q, p])
+        cols.append(c)
+    return np.concatenate(rows), np.concatenate(cols)
 
 
 def _top(fused: pl.LazyFrame, cut: int | None) -> pl.LazyFrame:
