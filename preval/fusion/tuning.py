@@ -200,7 +200,7 @@ class Tuning:
     folds: pl.DataFrame | None
     per_query: pl.DataFrame
     runs: tuple[str, ...]
-    inputs: pl.DataFrame = field(repr=False)  # per-query values of the input runs
+    _inputs: Any = field(repr=False, default=None)  # () -> the input runs' per-query values
     _fuse: Any = field(repr=False, default=None)
 
     @property
@@ -214,7 +214,14 @@ class Tuning:
         fused = self.per_query.select(
             pl.lit(FUSED).alias("system"), pl.col("query").cast(pl.String), self.metric
         )
-        return pl.concat([self.inputs, fused]).sort("system", "query")
+        return pl.concat([self.inputs(), fused]).sort("system", "query")
+
+    def inputs(self) -> pl.DataFrame:
+        """Each input run's `metric` per judged query (``system``, ``query``, `metric`),
+        evaluated when first asked for (the search does not need it)."""
+        if not isinstance(self._inputs, pl.DataFrame):
+            self._inputs = self._inputs()
+        return self._inputs
 
     def compare(
         self,
@@ -409,7 +416,6 @@ def optimize_fusion(
         {"query": queries, "fold": fold_col, measure: per_query_values.tolist()},
         schema_overrides={"fold": pl.Int64, measure: pl.Float64},
     )
-    inputs = _input_values(raw, judgments, measure, stacked.names)
 
     def fuse_best() -> pl.LazyFrame:
         learned = trained_in(k, best.params)
@@ -421,7 +427,7 @@ def optimize_fusion(
         method=m.name, norm=norm_name, metric=measure,
         best={"weights": None if best.weights is None else list(best.weights), **best.params},
         candidates=cand_table, folds=folds_table, per_query=per_query, runs=stacked.names,
-        inputs=inputs, _fuse=fuse_best,
+        _inputs=lambda: _input_values(raw, judgments, measure, stacked.names), _fuse=fuse_best,
     )  # fmt: skip
 
 
