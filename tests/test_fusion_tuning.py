@@ -157,16 +157,18 @@ def test_cross_validation_unsupervised():
     assert plain.folds is None and plain.per_query["fold"].null_count() == plain.per_query.height
 
 
-def test_cross_validation_supervised_trains_without_the_fold():
+@pytest.mark.parametrize(("method", "param"), [("probfuse", "n_segments"), ("slidefuse", "w")])
+def test_cross_validation_supervised_trains_without_the_fold(method, param):
+    # (slidefuse's window is not read by its training: one training per fold serves both)
     frames, qrels = _runs(3, queries=12)
-    tuning = optimize_fusion(frames, qrels, method="probfuse",
-                             search={"n_segments": [1, 3]}, folds=3, seed=7)  # fmt: skip
-    m = core.get_method("probfuse")
+    tuning = optimize_fusion(frames, qrels, method=method, search={param: [1, 3]}, folds=3,
+                             seed=7)  # fmt: skip
+    m = core.get_method(method)
     stacked = core.stack(frames)
     normed = core.normalise(stacked.frame, "min-max")
     for row in tuning.folds.iter_rows(named=True):
         held = tuning.per_query.filter(pl.col("fold") == row["fold"]).select("query")
-        params = {"n_segments": row["n_segments"]}
+        params = {param: row[param]}
         learned = m.train(
             normed.join(held.lazy(), on="query", how="anti"),
             qrels.lazy().join(held.lazy(), on="query", how="anti"),

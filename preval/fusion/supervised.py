@@ -48,6 +48,16 @@ BAYES_FLOOR = 0.001
 MIN_LOG_ODDS = math.log(BAYES_FLOOR / (1 - BAYES_FLOOR))
 
 _KEYS = ("query", "doc")
+# The parameters each method's training reads (the others act when it fuses): a search over
+# slidefuse's window trains once
+TRAINED_BY = {
+    "posfuse": (),
+    "probfuse": ("n_segments",),
+    "segfuse": (),
+    "slidefuse": (),
+    "bayesfuse": (),
+    "mapfuse": (),
+}
 
 
 # ---------------------------------------------------------------------------------------------

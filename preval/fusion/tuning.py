@@ -23,7 +23,7 @@ import polars as pl
 from .. import io
 from ..errors import DuplicateError, InputError
 from ..measures import parse
-from .supervised import read_qrels
+from .supervised import TRAINED_BY, read_qrels
 
 # ranx 0.3.21's searches (`ranx/fusion_optimization/`), by preval's method names: weights on a
 # grid of `step` summing to 1 (`optimize_weights`), else one parameter over a range
@@ -175,7 +175,8 @@ class Tuning:
     method, norm, metric
         The method, its normalisation, the measure's canonical name.
     best
-        The choice on all judged queries (ranx's answer): ``{"weights": ..., **params}``.
+        The choice on all judged queries (ranx's answer): ``{"weights": [...], **params}``
+        (``weights`` when searched).
     candidates
         One row per candidate: ``candidate`` (its number), ``weights`` (list, null without),
         one column per parameter, ``score`` (the mean of `metric` over all judged queries;
@@ -346,9 +347,17 @@ def optimize_fusion(
     judgments_c = judged.lazy()
     fusable = normed.lazy().join(codes.to_frame().lazy(), on="query", how="semi")
 
+    learned: dict[tuple, pl.LazyFrame] = {}
+
     def trained_in(slot: int, params: dict[str, Any]) -> Any:
         if not m.supervised:
             return None
+        key = (slot, *((p, params[p]) for p in TRAINED_BY.get(m.name, tuple(params))))
+        if key not in learned:
+            learned[key] = _train(slot, params)
+        return learned[key]
+
+    def _train(slot: int, params: dict[str, Any]) -> pl.LazyFrame:
         train_rows, train_qrels = normed.lazy(), judgments_c
         if slot < k:
             held = fold_frame.filter(pl.col("fold") == slot).select("query").lazy()
@@ -425,7 +434,7 @@ def optimize_fusion(
 
     return Tuning(
         method=m.name, norm=norm_name, metric=measure,
-        best={"weights": None if best.weights is None else list(best.weights), **best.params},
+        best={**({} if best.weights is None else {"weights": list(best.weights)}), **best.params},
         candidates=cand_table, folds=folds_table, per_query=per_query, runs=stacked.names,
         _inputs=lambda: _input_values(raw, judgments, measure, stacked.names), _fuse=fuse_best,
     )  # fmt: skip
