@@ -248,13 +248,14 @@ def _train_posfuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[str,
 def posfuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:
-    """PosFuse: each run scores a document by the probability of relevance at its position.
+    """PosFuse: Σ over runs of the trained probability of relevance at the document's position.
 
     Training (per run r): P_r(p) = |{q in Q: the document at position p of q is relevant}| /
     |{q in Q: r returned more than p documents for q}|. Fusion: s(d) = sum over the runs r
     that retrieved d of P_r(p_r(d)); 0 past the deepest trained position.
-    Lillis, Zhang, Toolan, Collier, Leonard and Dunnion, "Estimating probabilities for
-    effective data fusion", SIGIR 2010 (ranx: ``posfuse``).
+    Source: Lillis, Zhang, Toolan, Collier, Leonard and Dunnion, "Estimating probabilities for
+    effective data fusion", SIGIR 2010 (https://doi.org/10.1145/1835449.1835508); ranx
+    ``posfuse``.
     """
     probs = _trained("posfuse", trained)
     scored = stacked.with_columns((pl.col("rank").cast(pl.Int64) - 1).alias("pos")).join(
@@ -291,17 +292,18 @@ def _train_probfuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[str
 def probfuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:
-    """ProbFuse: each run's list is cut into S segments; a document scores its segment's
-    probability of relevance divided by the segment's number.
+    """ProbFuse: Σ over runs of the trained probability of the document's segment / its number.
 
-    A list of n documents has segments of ceil(n / S) positions (the last ones shorter or
-    empty); position p is in segment k = p // ceil(n / S) (0-based). Training (per run r):
-    P_r(k) = (1 / |Q|) sum over q in Q of (relevant documents in segment k of q) / (documents
-    in it), an empty segment adding 0 (an empty list too, while counting in |Q|). Fusion:
-    s(d) = sum over the runs r that retrieved d of P_r(k_r(d)) / (k_r(d) + 1), with the
-    segments of each run's own list for the fused query. Parameter ``n_segments`` (S, default
-    25; ranx has no default and searches 1..100). Lillis, Toolan, Collier and Dunnion,
-    "ProbFuse: a probabilistic approach to data fusion", SIGIR 2006 (ranx: ``probfuse``).
+    Each run's list is cut into S segments: a list of n documents has segments of
+    ceil(n / S) positions (the last ones shorter or empty); position p is in segment
+    k = p // ceil(n / S) (0-based). Training (per run r): P_r(k) = (1 / |Q|) sum over q in Q
+    of (relevant documents in segment k of q) / (documents in it), an empty segment adding 0
+    (an empty list too, while counting in |Q|). Fusion: s(d) = sum over the runs r that
+    retrieved d of P_r(k_r(d)) / (k_r(d) + 1), with the segments of each run's own list for
+    the fused query. Parameter ``n_segments`` (S, default
+    25; ranx has no default and searches 1..100). Source: Lillis, Toolan, Collier and
+    Dunnion, "ProbFuse: a probabilistic approach to data fusion", SIGIR 2006
+    (https://doi.org/10.1145/1148170.1148197); ranx ``probfuse``.
     """
     segments = _require_int(params, "n_segments", 1)
     probs = _trained("probfuse", trained)
@@ -329,16 +331,16 @@ def _train_segfuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[str,
 def segfuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:
-    """SegFuse: segments growing exponentially (5, 10, 20, ... 2560 positions); a document
-    scores its segment's probability of relevance times its normalised score plus 1.
+    """SegFuse: Σ over runs of the trained probability of the segment · (normalised score + 1).
 
-    Segment k (1-based) holds positions [10 * 2^(k-2) - 5, 10 * 2^(k-1) - 5) (ten segments:
-    positions 0..5114). Training (per run r): P_r(k) = (1 / |Q|) sum over q in Q of (relevant
-    documents of q in segment k) / (the segment's full size), even when the list is shorter.
-    Fusion: s(d) = sum over the runs r that retrieved d of P_r(k_r(d)) * (score_r(d) + 1),
-    score_r being the normalised score (min-max by default); 0 past position 5114.
-    Shokouhi, "Segmentation of search engine results for effective data-fusion", ECIR 2007
-    (ranx: ``segfuse``).
+    Segments grow exponentially (5, 10, 20, ... 2560 positions): segment k (1-based) holds
+    positions [10 * 2^(k-2) - 5, 10 * 2^(k-1) - 5) (ten segments: positions 0..5114).
+    Training (per run r): P_r(k) = (1 / |Q|) sum over q in Q of (relevant documents of q in
+    segment k) / (the segment's full size), even when the list is shorter. Fusion:
+    s(d) = sum over the runs r that retrieved d of P_r(k_r(d)) * (score_r(d) + 1), score_r
+    being the normalised score (min-max by default); 0 past position 5114.
+    Source: Shokouhi, "Segmentation of Search Engine Results for Effective Data-Fusion",
+    ECIR 2007 (https://doi.org/10.1007/978-3-540-71496-5_19); ranx ``segfuse``.
     """
     probs = _trained("segfuse", trained)
     segment = _segment(pl.col("rank").cast(pl.Int64) - 1, SEGFUSE_BOUNDS)
@@ -369,16 +371,16 @@ def _train_slidefuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[st
 def slidefuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:
-    """SlideFuse: a document scores the mean PosFuse probability of a window of positions
-    around its own.
+    """SlideFuse: Σ over runs of the mean PosFuse probability in a window around the position.
 
     Training as PosFuse: P_r(p). Fusion: for the document at position p of a list of n,
     a = max(p - w, 0), b = min(p + w, n - 1) and s_r(d) = (sum of P_r(i) for a <= i <= b)
     / (b - a + 1), positions past the deepest trained one counting 0 in the sum but not in
     the divisor (as ranx's slice). s(d) = sum over the runs that retrieved d of s_r(d).
     Parameter ``w`` (the half-width, default 5; ranx has no default and searches 1..100).
-    Lillis, Toolan, Collier and Dunnion, "Extending probabilistic data fusion using sliding
-    windows", ECIR 2008 (ranx: ``slidefuse``).
+    Source: Lillis, Toolan, Collier and Dunnion, "Extending Probabilistic Data Fusion Using
+    Sliding Windows", ECIR 2008 (https://doi.org/10.1007/978-3-540-78646-7_33); ranx
+    ``slidefuse``.
     """
     w = _require_int(params, "w", 0)
     table = _trained("slidefuse", trained)
@@ -426,17 +428,16 @@ def _train_bayesfuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[st
 def bayesfuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:
-    """BayesFuse: the sum over the runs of the log odds of relevance at each document's
-    position (naive Bayes).
+    """BayesFuse: Σ over runs of the trained log odds of relevance at the document's position.
 
-    Segments of positions [0, 5), [5, 10), [10, 15), [15, 20), [20, 30), [30, 100),
+    Naive Bayes over segments of positions [0, 5), [5, 10), [10, 15), [15, 20), [20, 30), [30, 100),
     [100, 200), [200, 500), [500, 1000). Training (per run r and segment k): the mean over
     q in Q of the precision (relevant documents in k) / (size of k); a mean of 0 is taken as
     0.001 and a mean of 1 as 0.999; L_r(k) = ln(mean / (1 - mean)). Fusion: s(d) = sum over
     all runs r of L_r(k_r(d)), where a run that did not retrieve d (or ranks it past position
-    999) adds ln(0.001 / 0.999), the terms added in run order. Aslam and Montague, "Models
-    for metasearch", SIGIR 2001 (ranx: ``bayesfuse``; ranx reads past the end of its table
-    below position 1000).
+    999) adds ln(0.001 / 0.999), the terms added in run order (ranx reads past the end of
+    its table below position 1000). Source: Aslam and Montague, "Models for Metasearch",
+    SIGIR 2001 (https://doi.org/10.1145/383952.384007); ranx ``bayesfuse``.
     """
     odds = _trained("bayesfuse", trained)
     segment = _segment(pl.col("rank").cast(pl.Int64) - 1, BAYESFUSE_BOUNDS)
@@ -471,13 +472,13 @@ def _train_mapfuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[str,
 def mapfuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:
-    """MAPFuse: each run scores a document by the run's training MAP divided by the
-    document's rank.
+    """MAPFuse: Σ over runs of the run's training MAP / the document's rank.
 
     Training: MAP_r, the mean over q in Q of the average precision of run r (trec_eval's AP,
     a query of Q that r did not answer scoring 0). Fusion: s(d) = sum over the runs r that
-    retrieved d of MAP_r / rank_r(d). Lillis, Zhang, Toolan, Collier, Leonard and Dunnion,
-    "Estimating probabilities for effective data fusion", SIGIR 2010 (ranx: ``mapfuse``).
+    retrieved d of MAP_r / rank_r(d). Source: Lillis, Zhang, Toolan, Collier, Leonard and
+    Dunnion, "Estimating probabilities for effective data fusion", SIGIR 2010
+    (https://doi.org/10.1145/1835449.1835508); ranx ``mapfuse``.
     """
     maps = _trained("mapfuse", trained)
     scored = stacked.join(maps, on="run", how="left")
