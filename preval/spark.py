@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from . import custom
 from .api import evaluate as local_evaluate
 from .errors import InputError
 from .measures import GMAP_FLOOR
@@ -74,7 +75,11 @@ def evaluate(
         unretrieved document, a null label an unjudged one) or, with `qrels`, a run (query,
         doc, score).
     measures
-        Measure names, as for `preval.evaluate`.
+        Measure names, as for `preval.evaluate`; Spark MLlib's `RankingMetrics` spellings
+        are among them (``precisionAt(10)``, ``recallAt(10)``, ``ndcgAt(10)``,
+        ``meanAveragePrecision``, ``meanAveragePrecisionAt(10)``, and
+        `BinaryClassificationMetrics`' ``areaUnderPR``, ``areaUnderROC`` with
+        ``ties="threshold"``): their translation is in docs/measures.md.
     qrels
         A Spark DataFrame of judgments (query, doc, label), joined inside Spark. A `by` column
         that the qrels also have is a property of the query; the others are systems, each
@@ -122,6 +127,8 @@ def evaluate(
     empty_qrels = None if qrels is None else _empty(qrels).rename(names, strict=False)
     probe = local_evaluate(empty_run, measures, qrels=empty_qrels, options=options).collect()
     out_schema = _spark_schema(probe.schema)
+    # measures defined in this session (`preval.define_measure`) go with the job
+    shipped = custom.defined(measures)
     arrow_schema = _arrow_schema(out_schema)
 
     if num_buckets is None:
@@ -131,7 +138,7 @@ def evaluate(
         raise InputError(msg)
 
     if qrels is None:
-        kernel = _Kernel(measures, options, arrow_schema, names)
+        kernel = _Kernel(measures, options, arrow_schema, names, shipped=shipped)
 
         def evaluate_bucket(run: pa.Table) -> pa.Table:
             return kernel(run)
@@ -149,7 +156,7 @@ def evaluate(
     if system_cols and semantics.queries == "judged":
         found = sdf.select(*[internal[c] for c in system_cols]).distinct()
         systems = _collect(found).rename(names, strict=False)
-    kernel = _Kernel(measures, options, arrow_schema, names, systems)
+    kernel = _Kernel(measures, options, arrow_schema, names, systems, shipped)
 
     def evaluate_bucket_with_qrels(run: pa.Table, judgments: pa.Table) -> pa.Table:
         return kernel(run, judgments)
@@ -254,8 +261,11 @@ class _Kernel:
     schema: pa.Schema
     names: dict[str, str]  # internal column name -> the user's
     systems: pl.DataFrame | None = None  # with qrels: every system of the whole run
+    # the custom measures requested, registered on the worker before it evaluates
+    shipped: tuple[custom.CustomMeasure, ...] = ()
 
     def __call__(self, run: pa.Table, qrels: pa.Table | None = None) -> pa.Table:
+        custom.ensure(self.shipped)
         frame = _frame(run).rename(self.names, strict=False)
         judgments = None if qrels is None else _frame(qrels).rename(self.names, strict=False)
         if self.systems is not None and judgments is not None and judgments.height:
@@ -376,6 +386,3 @@ def _arrow_schema(spark_schema: Any) -> pa.Schema:
 def _quote(name: str) -> str:
     """A column name as Spark's col() reads it literally (measure names hold '@', '(', '.')."""
     return "`" + name.replace("`", "``") + "`"
-
-
-from .spark_fusion import fuse  # noqa: E402, F401  (preval.spark.fuse: fusion where the runs live)

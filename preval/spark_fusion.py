@@ -1,4 +1,4 @@
-"""Fuse Spark DataFrames where they live (`preval.spark.fuse`), with the local fusion's
+"""Fuse Spark DataFrames where they live (`preval.spark_fusion.fuse`), with the local fusion's
 unchanged Polars plan.
 
 Fusion is per query, so it splits as evaluation does (`preval.spark`): the runs' rows, each
@@ -20,6 +20,16 @@ import polars as pl
 import pyarrow as pa
 
 from .errors import InputError
+from .spark import (
+    _BUCKET,
+    _arrow_schema,
+    _bucket,
+    _empty,
+    _frame,
+    _quote,
+    _spark_schema,
+    default_buckets,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -78,8 +88,6 @@ def fuse(
     from pyspark.sql import functions as F
 
     from .fusion import core
-    from .spark import _BUCKET, _arrow_schema, _bucket, _empty, _quote, _spark_schema
-    from .spark import default_buckets as _default_buckets
 
     m = core.get_method(method)
     norm_name = core.get_norm(norm, m)
@@ -120,7 +128,7 @@ def fuse(
     out_schema = _spark_schema(probe.schema)
     kernel = _Kernel(**{**kernel.__dict__, "schema": _arrow_schema(out_schema)})
     if num_buckets is None:
-        num_buckets = _default_buckets(rows)
+        num_buckets = default_buckets(rows)
     elif isinstance(num_buckets, bool) or not isinstance(num_buckets, int) or num_buckets < 1:
         msg = f"num_buckets must be a whole number >= 1, got {num_buckets!r}"
         raise InputError(msg)
@@ -161,10 +169,6 @@ class _Kernel:
         return core.present(fused, with_rank=self.with_rank).collect()
 
     def __call__(self, table: pa.Table) -> pa.Table:
-        # (imported here: a worker unpickles this class before it imports preval.spark, which
-        # imports this module)
-        from .spark import _frame
-
         out = self.fused(_frame(table))
         # applyInArrow checks types strictly: Polars writes large_string, string views, UInt32
         return out.to_arrow().select(self.schema.names).cast(self.schema)

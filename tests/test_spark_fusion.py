@@ -1,4 +1,4 @@
-"""preval.spark.fuse: Spark DataFrames fused inside Spark equal the local fusion of the same runs
+"""preval.spark_fusion.fuse: Spark DataFrames fused inside Spark equal the local fusion of the same runs
 (the reference: `preval.fusion.apply` on the stacked runs). One local[2] session."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from preval.fusion import core
 from preval.fusion.supervised import learn
 from tests.spark_session import spark_session
 
-pspark = pytest.importorskip("preval.spark", reason="pyspark is not installed (preval[spark])")
+pytest.importorskip("pyspark", reason="pyspark is not installed (preval[spark])")
+from preval import spark_fusion  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def _local(frames, method, **kw):
 
 def _spark(spark, frames, method, **kw):
     sdfs = [spark.createDataFrame(f.to_arrow()) for f in frames]
-    out = pspark.fuse(sdfs, method, query="qid", doc="docno", score="sim", num_buckets=3, **kw)
+    out = spark_fusion.fuse(sdfs, method, query="qid", doc="docno", score="sim", num_buckets=3, **kw)
     frame = pl.from_arrow(out.toArrow())
     assert isinstance(frame, pl.DataFrame)
     return frame.with_columns(pl.col("rank").cast(pl.UInt32)).sort("qid", "rank")
@@ -90,4 +91,4 @@ def test_spark_bad_column(spark):
     frames, _ = _runs(2)
     sdfs = [spark.createDataFrame(f.to_arrow()) for f in frames]
     with pytest.raises(InputError, match="missing column 'query'"):
-        pspark.fuse(sdfs, "rrf")
+        spark_fusion.fuse(sdfs, "rrf")
