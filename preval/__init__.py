@@ -45,6 +45,7 @@ _LAZY = {
     "risk": "risk_adjusted",
     "risk_summary": "risk_adjusted",
     "fuse": "fusion",
+    "optimize_fusion": "fusion.tuning",
 }
 
 
@@ -88,6 +89,7 @@ __all__ = [
     "discriminative_power",
     "evaluate",
     "fuse",
+    "optimize_fusion",
     "parse",
     "plan",
     "power",
