@@ -47,6 +47,7 @@ OPTIONAL = [
     "spark.summarize",
     "sql",
     "fuse",
+    "optimize_fusion",
 ]
 
 

@@ -273,3 +273,24 @@ def test_integer_ids_join_string_qrels():
     qrels = pl.DataFrame({"query": ["1"], "doc": ["10"], "label": [1]})
     got = fuse("posfuse", runs, qrels, runs)
     assert got.filter(pl.col("doc") == 10)["score"].item() == 1.0
+
+
+def test_fuse_trains_on_train_qrels_in_one_plan_as_learn_then_apply() -> None:
+    # preval.fuse(train_qrels=) is learn() followed by apply(learned=): the same fused scores
+    # (to an ulp: the learned probabilities are sums a parallel group_by may add in another
+    # order); without judgments a supervised method is refused before any run is read
+    import preval
+    from preval.fusion import apply, learn, stack
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "trec"
+    runs = [str(root / "bm25.run"), str(root / "hybrid.run.gz")]
+    qrels = str(root / "qrels.txt")
+    for method, params in (("probfuse", {"n_segments": 7}), ("posfuse", {})):
+        got = preval.fuse(runs, method, train_qrels=qrels, **params).collect()
+        learned = learn(runs, qrels, method, **params)
+        want = apply(stack(runs), method, learned=learned, params=params).collect()
+        both = got.join(want, on=["query", "doc"], how="full", suffix="_learned")
+        assert both.height == got.height == want.height
+        assert both.select((pl.col("score") - pl.col("score_learned")).abs().max()).item() < 1e-12
+    with pytest.raises(InputError, match="supervised: give the judgments"):
+        preval.fuse(runs, "probfuse")

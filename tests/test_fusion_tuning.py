@@ -12,7 +12,7 @@ import pytest
 
 import preval
 from preval.errors import InputError
-from preval.fusion import core
+from preval.fusion import core, stacked
 from preval.fusion.tuning import assign_folds, candidates, optimize_fusion, weight_grid
 
 
@@ -227,7 +227,7 @@ def test_linear_fast_path_is_the_method(name):
     want = m.fuse(normed, weights, {}, None).select("query", "doc", "score").collect()
     v = [pl.col(f"v{r}") for r in range(3)]
     got = (
-        core.wide(normed, 3, {"v": pl.col("score")})
+        stacked.wide(normed, 3, {"v": pl.col("score")})
         .select("query", "doc", LINEAR[name](v, weights).alias("score"))
         .collect()
     )
@@ -270,7 +270,7 @@ def test_cli_train_qrels(capsys, tmp_path):
     rc, _, _ = _cli(capsys, "fuse", *TREC, "--method", "probfuse", "--train-qrels", QRELS,
                       "--param", "n_segments=5", "-o", out_path)  # fmt: skip
     assert rc == 0
-    from preval.fusion.supervised import learn
+    from preval.fusion import learn
 
     learned = learn(TREC, QRELS, "probfuse", n_segments=5)
     want = core.apply(core.stack(TREC), "probfuse", learned=learned.lazy(),

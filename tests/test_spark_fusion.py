@@ -8,8 +8,7 @@ import polars as pl
 import pytest
 
 from preval.errors import InputError
-from preval.fusion import core
-from preval.fusion.supervised import learn
+from preval.fusion import core, learn
 from tests.spark_session import spark_session
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (preval[spark])")

@@ -7,7 +7,7 @@ import argparse
 
 from ..errors import PrevalError
 from ..options import DUPLICATES, INPUT_FORMATS
-from . import common
+from . import common, fuse_tune
 
 EXAMPLES = """\
 examples:
@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="fuse runs into one (RRF, CombMNZ, Borda, Condorcet ...)",
         description="Fuse runs into one run: each run normalised per query, then combined by a "
         "fusion method (as ranx's fuse). See docs/fusion.md.",
-        epilog=EXAMPLES,
+        epilog=EXAMPLES + fuse_tune.EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fu.add_argument(
@@ -104,6 +104,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         metavar="DIR",
         help="where spill files go (default: TMPDIR, else the system's temporary directory)",
     )
+    fuse_tune.add_arguments(fu)
     return fu
 
 
@@ -130,12 +131,12 @@ def _param(text: str) -> tuple[str, float | int]:
 def listing() -> str:
     """The methods and normalisations of the registry, one line each."""
     from ..fusion import core
-    from ..fusion.registry import METHODS, NORMS
+    from ..fusion.registry import METHODS, NORMS, listed
 
     core.get_method("rrf")  # loads the registry
     lines = ["methods (--method):"]
     width = max(map(len, METHODS))
-    for m in METHODS.values():
+    for m in listed():
         params = ", ".join(f"{k}={v}" for k, v in m.params.items())
         extra = [
             f"params: {params}" if params else "",
@@ -161,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.runs:
         msg = "give the runs to fuse (preval fuse RUN [RUN ...] -o PATH), or --list"
         raise PrevalError(msg)
+    if fuse_tune.wants(args):
+        return fuse_tune.run(args)
     if args.output is None:
         msg = "give the output with -o PATH (.parquet, .csv, .tsv: a table; else a TREC run)"
         raise PrevalError(msg)

@@ -104,8 +104,7 @@ def wants(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Tune (``--optimize``) or train (``--train-qrels``), fuse, write ``-o``, print."""
-    from ..fusion import core, writers
-    from ..fusion.supervised import learn
+    from ..fusion import core, learn, writers
 
     if args.optimize is not None and args.train_qrels is not None:
         msg = "--optimize trains on --qrels: give --train-qrels without --optimize only"

@@ -50,12 +50,8 @@ from .. import inputs, io
 from ..errors import DuplicateError, InputError, InvalidValueError
 from ..options import DUPLICATES, INPUT_FORMATS
 from ..planner.aggregate import dedupe
-from .registry import METHODS, NORMS, Method
-
-QUERY, DOC, RUN, SCORE, RANK = "query", "doc", "run", "score", "rank"
-ROW = "_row"  # each row's position in its run's input: the tie-breaker of `rank`
-FIRST = "_first"  # run * 2**32 + rank, minimal over the runs holding a doc: the fused tie key
-DUPS = "_dups"  # (run, query, doc) rows beyond the first, counted by a method's group_by
+from .registry import METHODS, NORMS, Method, listed
+from .stacked import DOC, DUPS, FIRST, QUERY, RANK, ROW, RUN, SCORE, first_key, rank_by
 
 # ranx's names for its methods (`ranx.fusion.fusion_switch`) -> preval's
 ALIASES = {
@@ -93,13 +89,9 @@ class Stacked:
 
 
 def _load_methods() -> None:
-    """Import the modules that register methods and normalisations (on first use)."""
-    from . import norms, unsupervised  # noqa: F401
-
-    try:  # the supervised methods, when their module exists
-        from . import supervised  # noqa: F401
-    except ImportError:
-        pass
+    """Import the modules that register methods and normalisations (the package does on import;
+    this keeps the registry whole for a caller that loaded `core` some other way)."""
+    from . import norms, supervised, unsupervised  # noqa: F401
 
 
 def get_method(name: str) -> Method:
@@ -245,15 +237,6 @@ def _row_checker(rows: pl.LazyFrame, what: str, query: str, doc: str, score: str
     return check
 
 
-def rank_by(keys: Sequence[str], tie: str, *, descending: bool = True) -> pl.Expr:
-    """`rank` (UInt32, 1-based) within (run, query): `keys` descending (or ascending), ties by
-    `tie` ascending."""
-    sign = [-pl.col(k) if descending else pl.col(k) for k in keys]
-    return (
-        pl.struct(*sign, pl.col(tie)).rank("ordinal").over([RUN, QUERY]).cast(pl.UInt32).alias(RANK)
-    )
-
-
 # --- normalising and fusing ---------------------------------------------------------------------
 
 
@@ -355,38 +338,39 @@ def _dups_checker(df: pl.DataFrame) -> pl.DataFrame:
     return df.drop(FIRST, DUPS)
 
 
-def first_key() -> pl.Expr:
-    """Per (query, doc) group of stacked rows: the first-occurrence key (`FIRST`)."""
-    return (pl.col(RUN).cast(pl.UInt64) * 2**32 + pl.col(RANK).cast(pl.UInt64)).min()
+def training(
+    runs: Any,
+    qrels: io.Source,
+    method: str,
+    *,
+    norm: str | None = None,
+    input_format: str = "auto",
+    **params: Any,
+) -> pl.LazyFrame:
+    """The plan of what supervised `method` learns from training `runs` and `qrels` (the small
+    table its fusion reads: `learned=` of `apply`, `preval.fuse` and `preval.spark.fuse`).
+
+    `runs` as `preval.fuse` reads them, normalised by `norm` (the method's default) as ranx
+    normalises before it trains; `qrels` a TREC qrels file or a table of query, doc, label;
+    `params` the method's parameters (probfuse's ``n_segments``). The table is one row per run
+    and position or segment.
+    """
+    from .supervised import read_qrels
+
+    m = get_method(method)
+    if not m.supervised:
+        msg = f"fusion method {m.name} learns nothing: it is not supervised"
+        raise InputError(msg)
+    chosen = resolve_params(m, params)
+    stacked = stack(runs, input_format=input_format)
+    normed = normalise(stacked.frame, get_norm(norm, m))
+    return m.train(normed, read_qrels(qrels, input_format), chosen)
 
 
-def wide(stacked: pl.LazyFrame, runs: int, values: Mapping[str, pl.Expr]) -> pl.LazyFrame:
-    """One row per (query, doc) of the stacked frame: for each `values` name and run i, the
-    row's value as column ``{name}{i}`` (null when run i lacks the document), the rank as
-    ``rank{i}``, the first-occurrence key `FIRST` and the duplicate count `DUPS` (what `finish`
-    reads). `values` are expressions over a stacked row (its score, rank ...)."""
-    aggs = [
-        pl.when(pl.col(RUN) == i).then(pl.col(RANK)).max().alias(f"{RANK}{i}") for i in range(runs)
-    ]
-    for name, expr in values.items():
-        aggs += [
-            pl.when(pl.col(RUN) == i).then(expr).max().alias(f"{name}{i}") for i in range(runs)
-        ]
-    present = pl.sum_horizontal([pl.col(f"{RANK}{i}").is_not_null() for i in range(runs)])
-    return (
-        stacked.group_by(QUERY, DOC)
-        .agg(*aggs, first_key().alias(FIRST), pl.len().alias(DUPS))
-        .with_columns((pl.col(DUPS) - present).alias(DUPS))
-    )
-
-
-def ordered_sum(columns: Sequence[pl.Expr]) -> pl.Expr:
-    """Σ of `columns` added left to right, a null counting 0: ranx's ``sum([...])`` over the runs
-    in order, to the last bit (`pl.sum_horizontal` adds in another order)."""
-    total = columns[0].fill_null(0.0)
-    for col in columns[1:]:
-        total = total + col.fill_null(0.0)
-    return total
+def learn(runs: Any, qrels: io.Source, method: str, **options: Any) -> pl.DataFrame:
+    """`training` collected: the table a supervised method learned (to reuse, or to ship to
+    Spark's workers)."""
+    return training(runs, qrels, method, **options).collect()
 
 
 # --- the public function ------------------------------------------------------------------------
@@ -405,6 +389,9 @@ def fuse(
     duplicates: str = "error",
     with_rank: bool = True,
     system: str | None = None,
+    train_qrels: io.Source | None = None,
+    train_runs: Any = None,
+    learned: pl.DataFrame | pl.LazyFrame | None = None,
     **params: Any,
 ) -> pl.LazyFrame:
     """Fuse runs into one: one row per (query, doc) with the fused score, as a lazy plan.
@@ -437,6 +424,13 @@ def fuse(
         Add the 1-based ``rank`` column (UInt32) of the fused ranking.
     system
         Add a ``system`` column holding this name (a TREC run's tag when written).
+    train_qrels, train_runs
+        For a supervised method (posfuse, probfuse, segfuse, slidefuse, bayesfuse, mapfuse):
+        the judgments it learns from, and the runs it learns on (default: `runs` themselves,
+        as ranx's ``optimize_fusion`` trains on the runs it is given); the same systems, in
+        the same order, as `runs`.
+    learned
+        Or what the method already learned (`learn`), instead of `train_qrels`.
     **params
         The method's parameters, e.g. ``k=60`` (rrf), ``phi=0.8`` (rbc), ``gamma`` (comb_gmnz),
         ``sigma`` (logn_isr); ranx's ``params={"k": 60, "weights": [...]}`` is read too.
@@ -456,7 +450,18 @@ def fuse(
         runs, query=query, doc=doc, score=score, input_format=input_format,
         duplicates=duplicates,
     )  # fmt: skip
-    fused = apply(stacked, method, norm=norm, weights=weights, params=params)
+    if m.supervised and learned is None:
+        if train_qrels is None:
+            msg = (
+                f"fusion method {m.name} is supervised: give the judgments it learns from "
+                "(train_qrels=, and train_runs= when it learns on other runs) or learned="
+            )
+            raise InputError(msg)
+        learned = training(
+            runs if train_runs is None else train_runs, train_qrels, m.name, norm=norm,
+            input_format=input_format, **params,
+        )  # fmt: skip
+    fused = apply(stacked, method, norm=norm, weights=weights, params=params, learned=learned)
     return present(fused, stacked.columns, with_rank=with_rank, system=system)
 
 
@@ -506,14 +511,14 @@ __all__ = [
     "fuse",
     "get_method",
     "get_norm",
+    "learn",
     "normalise",
-    "ordered_sum",
     "present",
     "rank_by",
     "resolve_params",
     "resolve_weights",
     "stack",
-    "wide",
+    "training",
 ]
 
 
@@ -539,7 +544,7 @@ def markdown_table() -> str:
     _load_methods()
     rows = ["| method | parameters | weights | default norm | definition | source |",
             "|---|---|---|---|---|---|"]  # fmt: skip
-    for m in METHODS.values():
+    for m in listed():
         params = ", ".join(f"{k}={v}" for k, v in m.params.items())
         kind = "per run" if m.weighted else ""
         if m.supervised:

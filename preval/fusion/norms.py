@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .core import DOC, FIRST, QUERY, RANK, RUN, SCORE, first_key, rank_by
 from .registry import norm
+from .stacked import DOC, FIRST, QUERY, RANK, RUN, SCORE, first_key, rank_by
 
 _G = [RUN, QUERY]
 _EPS = 1e-9  # ranx's floor of every denominator

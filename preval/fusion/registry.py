@@ -96,3 +96,9 @@ def norm(name: str) -> Callable[[Normalise], Normalise]:
         return fn
 
     return register
+
+
+def listed() -> list[Method]:
+    """The methods in the order listings show them: the unsupervised ones, then those that learn
+    (each group in the order of registration)."""
+    return sorted(METHODS.values(), key=lambda m: m.supervised)

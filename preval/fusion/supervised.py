@@ -35,8 +35,8 @@ import polars as pl
 
 from .. import io
 from ..errors import InputError
-from .core import DUPS, FIRST, wide
 from .registry import method
+from .stacked import DUPS, FIRST, wide
 
 # SegFuse's segment boundaries (Shokouhi 2007; ranx): segment k (1-based) holds positions
 # [10 * 2^(k-2) - 5, 10 * 2^(k-1) - 5), i.e. sizes 5, 10, 20, 40, ... ; ten segments
@@ -76,35 +76,6 @@ def read_qrels(qrels: io.Source, input_format: str = "auto") -> pl.LazyFrame:
         msg = f"qrels: missing column {missing[0]!r} (columns: {', '.join(schema.names())})"
         raise InputError(msg)
     return lf.select("query", "doc", "label")
-
-
-def learn(
-    runs: Any,
-    qrels: io.Source,
-    method: str,
-    *,
-    norm: str | None = None,
-    input_format: str = "auto",
-    **params: Any,
-) -> pl.DataFrame:
-    """What supervised `method` learns from training `runs` and `qrels` (the small table its
-    fusion reads: `learned=` of `preval.fusion.apply` and `preval.spark.fuse`).
-
-    `runs` as `preval.fuse` reads them, normalised by `norm` (the method's default) as ranx
-    normalises before it trains; `qrels` a TREC qrels file or a table of query, doc, label;
-    `params` the method's parameters (probfuse's ``n_segments``). Collected: the table is one
-    row per run and position or segment.
-    """
-    from . import core
-
-    m = core.get_method(method)
-    if not m.supervised:
-        msg = f"fusion method {m.name} learns nothing: it is not supervised"
-        raise InputError(msg)
-    chosen = core.resolve_params(m, params)
-    stacked = core.stack(runs, input_format=input_format)
-    normed = core.normalise(stacked.frame, core.get_norm(norm, m))
-    return m.train(normed, read_qrels(qrels, input_format), chosen).collect()
 
 
 def _aligned(stacked: pl.LazyFrame, qrels: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:

@@ -23,6 +23,7 @@ import polars as pl
 from .. import io
 from ..errors import DuplicateError, InputError
 from ..measures import parse
+from .stacked import wide
 from .supervised import TRAINED_BY, read_qrels
 
 # ranx 0.3.21's searches (`ranx/fusion_optimization/`), by preval's method names: weights on a
@@ -376,7 +377,7 @@ def optimize_fusion(
         else None
     )
     if m.name in LINEAR and not m.supervised:
-        side = core.wide(fusable, n_runs, {"v": pl.col("score")}).select(
+        side = wide(fusable, n_runs, {"v": pl.col("score")}).select(
             "query", "doc", *[f"v{r}" for r in range(n_runs)]
         )
         v = [pl.col(f"v{r}") for r in range(n_runs)]

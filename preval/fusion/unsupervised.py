@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .core import DOC, FIRST, QUERY, RANK, SCORE, ordered_sum, wide
 from .registry import method
+from .stacked import DOC, FIRST, QUERY, RANK, SCORE, ordered_sum, wide
 
 _RANK_BASED = "none"  # min-max keeps a run's order: the rank-based methods need no norm
 
