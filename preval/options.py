@@ -419,11 +419,13 @@ def markdown_table() -> str:
     rows = ["| option | default | values | CLI flag | taken by | meaning |",
             "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for o in OPTIONS.values():
-        values = ", ".join(f"`{c}`" for c in o.choices) or o.annotation
+        # a type's `|` would end the Markdown cell: escaped
+        values = ", ".join(f"`{c}`" for c in o.choices) or o.annotation.replace("|", "\\|")
         flags = " ".join(f"`{f}`" for f in o.cli_flags) if "cli-evaluate" in o.where or (
             "cli-plot" in o.where) else ""  # fmt: skip
         taken = ", ".join(e for e in entries if e in o.where and not e.startswith("cli-"))
-        rows.append(f"| `{o.name}` | `{o.default!r}` | {values} | {flags} | {taken} | {o.help} |")
+        meaning = o.help.replace("|", "\\|")
+        rows.append(f"| `{o.name}` | `{o.default!r}` | {values} | {flags} | {taken} | {meaning} |")
     return "\n".join(rows)
 
 
