@@ -13,7 +13,6 @@ from . import (
 )
 from .api import audit, evaluate, plan
 from .conventions import CONVENTIONS
-from .engines import NotGroupedError
 from .errors import (
     ColumnTypeError,
     DuplicateError,
@@ -33,6 +32,7 @@ from .summary import summarize, to_long
 if TYPE_CHECKING:  # loaded on first use (`_LAZY`); named here for type checkers
     from .curves import curve
     from .custom import RankedQuery, define_measure, remove_measure
+    from .engines import NotGroupedError
     from .result import Result, collect
     from .sqlgen import sql
     from .unjudged import bounds
@@ -52,6 +52,7 @@ _LAZY = {
     "collect": "result",
     "sql": "sqlgen",
     "bounds": "unjudged",
+    "NotGroupedError": "engines",  # (the engines load when a plan is collected)
     "compare": "significance",
     "agreement": "meta_evaluation",
     "discriminative_power": "meta_evaluation",
