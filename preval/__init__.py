@@ -5,15 +5,14 @@
 >>> preval.summarize(per_query).collect()
 """
 
+from typing import TYPE_CHECKING
+
 from . import (
     _allocator,  # noqa: F401  (first: it must run before Polars loads)
     _quiet_start,  # noqa: F401  (second: before anything slow loads)
 )
 from .api import audit, evaluate, plan
 from .conventions import CONVENTIONS
-from .curves import curve
-from .custom import RankedQuery, define_measure, remove_measure
-from .engines import NotGroupedError
 from .errors import (
     ColumnTypeError,
     DuplicateError,
@@ -28,17 +27,32 @@ from .io import scan_qrels, scan_run
 from .measures import CATALOGUE, parse
 from .options import Options
 from .planner import Plan
-from .result import Result, collect
-from .sqlgen import sql
 from .summary import summarize, to_long
-from .unjudged import bounds
+
+if TYPE_CHECKING:  # loaded on first use (`_LAZY`); named here for type checkers
+    from .curves import curve
+    from .custom import RankedQuery, define_measure, remove_measure
+    from .engines import NotGroupedError
+    from .result import Result, collect
+    from .sqlgen import sql
+    from .unjudged import bounds
 
 __version__ = "0.1.0"
 
 
-# the statistics load numpy, fusion its own modules: only a session that uses them pays for
+# the statistics load numpy, fusion its own modules, and the rest are modules that
+# `preval trec` and `preval evaluate` do not use: only a session that uses them pays for
 # them (name -> module)
 _LAZY = {
+    "curve": "curves",
+    "RankedQuery": "custom",
+    "define_measure": "custom",
+    "remove_measure": "custom",
+    "Result": "result",
+    "collect": "result",
+    "sql": "sqlgen",
+    "bounds": "unjudged",
+    "NotGroupedError": "engines",  # (the engines load when a plan is collected)
     "compare": "significance",
     "agreement": "meta_evaluation",
     "discriminative_power": "meta_evaluation",
@@ -60,6 +74,10 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(".power", __name__)
     msg = f"module 'preval' has no attribute {name!r}"
     raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

@@ -44,7 +44,8 @@ def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for name in [first] if first in COMMANDS else COMMANDS:
         command = importlib.import_module(f"{__name__}.{name}")
         command.add_parser(sub).set_defaults(handler=command.run)
-    top.epilog = importlib.import_module(f"{__name__}.evaluate").EXAMPLES
+    if first not in COMMANDS:  # the top-level help shows it; a named command never does
+        top.epilog = importlib.import_module(f"{__name__}.evaluate").EXAMPLES
     return top
 
 
