@@ -457,12 +457,21 @@ def _trec_lines(
     return lf
 
 
-def _read_together(files: list[Path]) -> tuple[list[Path], set[Path]]:
-    """The TREC files read by one scan (`_trec_together`): those whose fields are separated by
-    single spaces (`_single_spaced`); and the others, read apart (`_trec_checked`)."""
+def _read_together(files: list[Path]) -> tuple[dict[str, list[Path]], set[Path]]:
+    """The TREC files read by one scan per separator (`_trec_together`): those whose fields
+    are separated by single spaces (`_single_spaced`) or by single tabs (`_single_tabbed`),
+    by separator; and the others, read apart (`_trec_checked`)."""
     small = sum(f.stat().st_size for f in files if f.is_file()) <= SMALL_CHECK_BYTES
-    together = [f for f in files if f.is_file() and _single_spaced(f, small=small)]
-    return together, set(files).difference(together)
+    together: dict[str, list[Path]] = {}
+    for f in files:
+        if not f.is_file():
+            continue
+        if _single_spaced(f, small=small):
+            together.setdefault(" ", []).append(f)
+        elif _single_tabbed(f, small=small):
+            together.setdefault("\t", []).append(f)
+    read = {f for group in together.values() for f in group}
+    return together, set(files).difference(read)
 
 
 def _trec_together(
@@ -472,17 +481,18 @@ def _trec_together(
     what: str,
     *,
     extra_ok: bool,
+    separator: str = " ",
 ) -> pl.LazyFrame:
-    """The fields of single-spaced TREC files (`_single_spaced`) read by one scan of Polars'
-    CSV reader, column `_PATH` the file of each row (of several), numbers parsed, every line
-    checked: a malformed one raises `InputError` naming the file and line, found by reading
-    that file again, alone, line by line (`_trec_checked`: the scan's row numbers run across
-    files)."""
+    """The fields of TREC files whose fields are separated by one `separator` each
+    (`_single_spaced`, `_single_tabbed`) read by one scan of Polars' CSV reader, column `_PATH`
+    the file of each row (of several), numbers parsed, every line checked: a malformed one
+    raises `InputError` naming the file and line, found by reading that file again, alone, line
+    by line (`_trec_checked`: the scan's row numbers run across files)."""
     names = [f"field_{i}" for i in range(len(fields) + 1)]
     # one file: no column of its path (a string per row, which a stream would carry)
     many = len(files) > 1
     lf = pl.scan_csv(
-        [str(f) for f in files], has_header=False, separator=" ", quote_char=None,
+        [str(f) for f in files], has_header=False, separator=separator, quote_char=None,
         comment_prefix="#", schema=dict.fromkeys(names, pl.String), truncate_ragged_lines=True,
         missing_columns="insert", extra_columns="ignore", glob=False,
         include_file_paths=_PATH if many else None,
@@ -558,14 +568,33 @@ def _single_spaced(path: Path, *, small: bool = False) -> bool:
     return path.stat().st_size > 0  # (an empty file: the split says what it holds)
 
 
-def _pairs_of_blanks(data: bytes, *, small: bool) -> bool:
-    """Whether two bytes in a row of `data` are each a space or a line end."""
+def _single_tabbed(path: Path, *, small: bool = False) -> bool:
+    """Whether every line of the plain TREC file `path` has its fields separated by exactly one
+    tab, with no space anywhere (trec_eval splits at spaces too), none before or after, and no
+    blank line: `_single_spaced`'s rule with a tab for the space."""
+    if _opener(path) is not open:
+        return False
+    with path.open("rb") as fh:
+        last = b"\n"
+        while block := fh.read(1 << 24):
+            if b" " in block or b"\r" in block or block.startswith(b"\xef\xbb\xbf"):
+                return False
+            if _pairs_of_blanks(last + block, small=small, blank=b"\t"):
+                return False
+            last = block[-1:]
+    return path.stat().st_size > 0
+
+
+def _pairs_of_blanks(data: bytes, *, small: bool, blank: bytes = b" ") -> bool:
+    """Whether two bytes in a row of `data` are each a `blank` (a space or a tab) or a line
+    end."""
     if small:
-        return any(pair in data for pair in (b"  ", b"\n ", b" \n", b"\n\n"))
+        pairs = (blank + blank, b"\n" + blank, blank + b"\n", b"\n\n")
+        return any(pair in data for pair in pairs)
     import numpy as np
 
     view = np.frombuffer(data, dtype=np.uint8)
-    edge = (view == 32) | (view == 10)
+    edge = (view == blank[0]) | (view == 10)
     return bool(np.any(edge[:-1] & edge[1:]))
 
 
@@ -710,18 +739,22 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
     numeric = {"score": pl.Float64}
     together, apart = _read_together(files)
-    # large runs are scanned one by one: a scan of several carries each row's file path
-    one_scan = together and sum(f.stat().st_size for f in together) <= TOGETHER_BYTES
-    scans = [together] if one_scan else [[f] for f in together]
     frames = []
-    for group in scans:
-        system = (
-            pl.col(_PATH).replace_strict([str(f) for f in files], systems, return_dtype=pl.String)
-            if len(group) > 1
-            else pl.lit(systems[files.index(group[0])])
-        )
-        lf = _trec_together(group, RUN_FIELDS, numeric, "run", extra_ok=True)
-        frames.append(lf.select(system.alias("system"), *schema))
+    for separator, same in together.items():
+        # large runs are scanned one by one: a scan of several carries each row's file path
+        one_scan = sum(f.stat().st_size for f in same) <= TOGETHER_BYTES
+        for group in [same] if one_scan else [[f] for f in same]:
+            system = (
+                pl.col(_PATH).replace_strict(
+                    [str(f) for f in files], systems, return_dtype=pl.String
+                )
+                if len(group) > 1
+                else pl.lit(systems[files.index(group[0])])
+            )
+            lf = _trec_together(
+                group, RUN_FIELDS, numeric, "run", extra_ok=True, separator=separator
+            )
+            frames.append(lf.select(system.alias("system"), *schema))
     for path, system in zip(files, systems, strict=True):
         if path in apart:
             lf = _trec_checked(path, RUN_FIELDS, numeric, "run", extra_ok=True)
@@ -763,7 +796,10 @@ def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     numeric = {"label": pl.Int64}
     together, _ = _read_together([path])
     if together:
-        lf = _trec_together(together, QRELS_FIELDS, numeric, "qrels", extra_ok=False)
+        ((separator, files),) = together.items()
+        lf = _trec_together(
+            files, QRELS_FIELDS, numeric, "qrels", extra_ok=False, separator=separator
+        )
     else:
         lf = _trec_checked(path, QRELS_FIELDS, numeric, "qrels", extra_ok=False)
     if subtopic is not None:
