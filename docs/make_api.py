@@ -45,6 +45,7 @@ OPTIONAL = [
     "power.paired_t_power",
     "spark.evaluate",
     "spark.summarize",
+    "spark.fuse",
     "sql",
     "fuse",
     "optimize_fusion",

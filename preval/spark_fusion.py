@@ -20,7 +20,7 @@ import polars as pl
 import pyarrow as pa
 
 from .errors import InputError
-from .spark import (
+from .spark_arrow import (
     _BUCKET,
     _arrow_schema,
     _bucket,

@@ -1,5 +1,6 @@
-"""preval.spark_fusion.fuse: Spark DataFrames fused inside Spark equal the local fusion of the
-same runs (the reference: `preval.fusion.apply` on the stacked runs). One local[2] session."""
+"""preval.spark.fuse (preval/spark_fusion.py): Spark DataFrames fused inside Spark equal the
+local fusion of the same runs (the reference: `preval.fusion.apply` on the stacked runs). One
+local[2] session."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from preval.fusion import core, learn
 from tests.spark_session import spark_session
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (preval[spark])")
+from preval import spark as pspark
 from preval import spark_fusion
 
 
@@ -49,9 +51,7 @@ def _local(frames, method, **kw):
 
 def _spark(spark, frames, method, **kw):
     sdfs = [spark.createDataFrame(f.to_arrow()) for f in frames]
-    out = spark_fusion.fuse(
-        sdfs, method, query="qid", doc="docno", score="sim", num_buckets=3, **kw
-    )
+    out = pspark.fuse(sdfs, method, query="qid", doc="docno", score="sim", num_buckets=3, **kw)
     frame = pl.from_arrow(out.toArrow())
     assert isinstance(frame, pl.DataFrame)
     return frame.with_columns(pl.col("rank").cast(pl.UInt32)).sort("qid", "rank")
