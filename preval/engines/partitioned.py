@@ -130,9 +130,9 @@ def collect_partitioned(
         return run(chunks=_drain(buckets_), judgments=judgments)
     spill = SpillDirectory(prefix="preval-buckets-", dir=tmp_dir)
     try:
-        _check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
-        _scatter(ev.source, keys, buckets, spill.path)
-        pieces = _spilled_buckets(spill.path, keys, fit.chunk_rows)
+        check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
+        scatter(ev.source, keys, buckets, spill.path)
+        pieces = spilled_buckets(spill.path, keys, fit.chunk_rows)
         return run(chunks=pieces, judgments=judgments)
     finally:
         spill.cleanup()
@@ -326,7 +326,7 @@ def _size(ev: Plan) -> tuple[int, int]:
     return rows, int(row_bytes(lf, SAMPLE_ROWS) * rows)
 
 
-def _check_free_disk(folder: Path, needed: int, rows: int) -> None:
+def check_free_disk(folder: Path, needed: int, rows: int) -> None:
     free = shutil.disk_usage(folder).free
     if free < needed:
         msg = (
@@ -337,7 +337,7 @@ def _check_free_disk(folder: Path, needed: int, rows: int) -> None:
         raise InputError(msg)
 
 
-def _scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) -> None:
+def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) -> None:
     """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`."""
     try:
         source.lazy().sink_ipc(
@@ -352,7 +352,7 @@ def _scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path)
         raise
 
 
-def _spilled_buckets(folder: Path, group: list[str], chunk_rows: int) -> Iterator:
+def spilled_buckets(folder: Path, group: list[str], chunk_rows: int) -> Iterator:
     """Each bucket's rows, read back (in any order); a bucket of more than `chunk_rows` rows
     read batch by batch and divided in memory into buckets of about that size."""
     for bucket in sorted(folder.glob(f"{_BUCKET}=*")):

@@ -27,9 +27,9 @@ from ..engines.partitioned import (
     MAX_BUCKETS,
     SAMPLE_ROWS,
     SPILL_RATIO,
-    _check_free_disk,
-    _scatter,
-    _spilled_buckets,
+    check_free_disk,
+    scatter,
+    spilled_buckets,
 )
 from ..errors import InputError
 from ..spill import SpillDirectory
@@ -146,12 +146,12 @@ def fuse_to(
         buckets = min(MAX_BUCKETS, max(math.ceil(rows / BUCKET_ROWS), math.ceil(4 * size / limit)))
     spill = SpillDirectory(prefix="preval-fuse-", dir=tmp_dir)
     try:
-        _check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
+        check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
         scattered = spill.path / "buckets"
         scattered.mkdir()
-        _scatter(raw, [QUERY], buckets, scattered)
+        scatter(raw, [QUERY], buckets, scattered)
         parts = []
-        for i, piece in enumerate(_spilled_buckets(scattered, [QUERY], BUCKET_ROWS)):
+        for i, piece in enumerate(spilled_buckets(scattered, [QUERY], BUCKET_ROWS)):
             if isinstance(piece, list):  # a large bucket, divided again: a list of parts
                 piece = pl.concat(piece, rechunk=False)
             part = spill.path / f"fused-{i:05d}.ipc"
