@@ -11,6 +11,7 @@ ties), min-max normalisation per run and query as ranx's (``(s - min) / max(max 
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import polars as pl
@@ -22,7 +23,12 @@ from preval.errors import InputError
 from preval.fusion import supervised  # noqa: F401  (registers the methods)
 from preval.fusion.registry import METHODS
 
-DATA = Path(__file__).parent / "data" / "fusion_supervised"
+# ranx 0.3.21's golden case (benchmarks/peers/ranx_fusion_supervised_golden.py); another draw,
+# made with that script's --seed and --out, is checked with PREVAL_FUSION_SUPERVISED_GOLDEN=DIR
+DATA = Path(
+    os.environ.get("PREVAL_FUSION_SUPERVISED_GOLDEN")
+    or Path(__file__).parent / "data" / "fusion_supervised"
+)
 PARAM = {"probfuse": "n_segments", "slidefuse": "w"}
 
 

@@ -10,7 +10,11 @@ cycles, the test decides from the runs).
 Run it with a Python that has ranx (not the project's environment):
 
     python3 -m venv /work/venv-fuse && /work/venv-fuse/bin/pip install ranx==0.3.21 polars
-    /work/venv-fuse/bin/python benchmarks/peers/ranx_fusion_golden.py
+    /work/venv-fuse/bin/python benchmarks/peers/ranx_fusion_golden.py [--seed N --out DIR]
+
+With another `--seed` (and `--out`), the same kinds of cases drawn again: `PREVAL_FUSION_GOLDEN=DIR
+pytest tests/test_fusion.py -k against_ranx` then checks preval against them (a wider check
+than the committed cases).
 
 The cases: random runs whose scores have one decimal (ties), documents missing from some runs,
 queries missing from some runs (ranx refuses differing query sets: its runs are padded with
@@ -20,6 +24,7 @@ empty results, what preval does for a missing query), runs of one query, and dee
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -77,7 +82,12 @@ def to_ranx(rows: list[tuple], queries: list[str]) -> Run:
 
 
 def main() -> None:
-    rng = random.Random(20261126)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=20261126)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    out = args.out
+    rng = random.Random(args.seed)
     specs = [
         # name, runs, queries, docs, depth, decimals, missing_query, negative
         ("ties2", 2, 6, 12, 10, 1, 0.0, False),
@@ -118,15 +128,15 @@ def main() -> None:
                     for pos, (d, s) in enumerate(fused.run[q].items()):
                         fused_rows.append((name, ours, norm or "none", q, d, float(s), pos))
         print(name, len(fused_rows), file=sys.stderr)
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     pl.DataFrame(
         run_rows, schema=["case", "run", "row", "query", "doc", "score"], orient="row"
-    ).write_parquet(OUT / "runs.parquet")
+    ).write_parquet(out / "runs.parquet")
     pl.DataFrame(
         fused_rows, schema=["case", "method", "norm", "query", "doc", "score", "pos"],
         orient="row",
-    ).write_parquet(OUT / "fused.parquet", compression="zstd")  # fmt: skip
-    (OUT / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+    ).write_parquet(out / "fused.parquet", compression="zstd")  # fmt: skip
+    (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 Usage (ranx 0.3.21, with numpy, polars and pyarrow, in a venv of its own)::
 
-    python benchmarks/peers/ranx_fusion_supervised_golden.py
+    python benchmarks/peers/ranx_fusion_supervised_golden.py [--seed N --out DIR]
+
+Another `--seed` draws another case into `--out`; `PREVAL_FUSION_SUPERVISED_GOLDEN=DIR pytest
+tests/test_fusion_supervised.py` then checks preval against it.
 
 Writes tests/data/fusion_supervised/: the case, made with numpy's seeded generator
 (``train_runs.parquet`` and ``test_runs.parquet``: run, query, doc, score; ``qrels.parquet``:
@@ -20,6 +23,7 @@ within a run and query: ranx sorts with an unstable quicksort, so ties have no d
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +78,12 @@ def to_ranx(frame: pl.DataFrame) -> list[Run]:
 
 
 def main() -> None:
-    rng = np.random.default_rng(35)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=35)
+    parser.add_argument("--out", type=Path, default=DATA)
+    args = parser.parse_args()
+    out = args.out
+    rng = np.random.default_rng(args.seed)
     train = make_runs(rng, "t", TRAIN_QUERIES, 45)
     test = make_runs(rng, "q", TEST_QUERIES, 60)
     qrels = make_qrels(rng, TRAIN_QUERIES)
@@ -106,11 +115,11 @@ def main() -> None:
         rows, schema=["method", "param", "query", "doc", "score"], orient="row"
     ).sort("method", "param", "query", "doc")
 
-    DATA.mkdir(parents=True, exist_ok=True)
-    train.write_parquet(DATA / "train_runs.parquet")
-    test.write_parquet(DATA / "test_runs.parquet")
-    qrels.write_parquet(DATA / "qrels.parquet")
-    expected.write_parquet(DATA / "expected.parquet")
+    out.mkdir(parents=True, exist_ok=True)
+    train.write_parquet(out / "train_runs.parquet")
+    test.write_parquet(out / "test_runs.parquet")
+    qrels.write_parquet(out / "qrels.parquet")
+    expected.write_parquet(out / "expected.parquet")
     print(expected.group_by("method", "param").len().sort("method", "param"))
 
 

@@ -18,6 +18,13 @@ _G = [RUN, QUERY]
 _EPS = 1e-9  # ranx's floor of every denominator
 
 
+def _total(expr: pl.Expr) -> pl.Expr:
+    """The sum of `expr` over the (run, query) window, added one by one in rank order, as ranx's
+    loops add them: Polars' own sum adds in another order, and a last bit of difference
+    breaks a tie of fused scores the other way."""
+    return expr.sort_by(RANK).cum_sum().last().over(_G)
+
+
 def _scored(stacked: pl.LazyFrame, expr: pl.Expr) -> pl.LazyFrame:
     return stacked.with_columns(expr.alias(SCORE))
 
@@ -72,7 +79,7 @@ def sum_(stacked: pl.LazyFrame) -> pl.LazyFrame:
     """
     s = pl.col(SCORE)
     lo = s.min().over(_G)
-    denominator = s.sum().over(_G) - lo * pl.len().over(_G)
+    denominator = _total(s) - lo * pl.len().over(_G)
     return _scored(stacked, (s - lo) / pl.max_horizontal(denominator, pl.lit(_EPS)))
 
 
@@ -83,8 +90,10 @@ def zmuv(stacked: pl.LazyFrame) -> pl.LazyFrame:
     Source: ranx ``zmuv_norm`` (Montague and Aslam 2001). The order of the run is unchanged.
     """
     s = pl.col(SCORE)
-    std = s.std(ddof=0).over(_G)
-    return _scored(stacked, (s - s.mean().over(_G)) / pl.max_horizontal(std, pl.lit(_EPS)))
+    # numpy's mean and std as numba compiles them: sums in order, the std a power 0.5
+    mean = _total(s) / pl.len().over(_G)
+    std = (_total((s - mean) ** 2) / pl.len().over(_G)) ** 0.5
+    return _scored(stacked, (s - mean) / pl.max_horizontal(std, pl.lit(_EPS)))
 
 
 @norm("rank")

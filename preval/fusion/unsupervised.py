@@ -38,6 +38,18 @@ def _i(col: str = RANK) -> pl.Expr:
     return pl.col(col).cast(pl.Int64) - 1
 
 
+def _int_power(base: float, exponent: pl.Expr, bits: int = 32) -> pl.Expr:
+    """``base ** exponent`` for a whole `exponent` >= 0 (< 2**`bits`), computed as numba compiles
+    ``float ** int`` (ranx's kernels): by repeated squaring, the squares multiplied in from the
+    lowest bit up (a factor of 1 where a bit is 0: exact). ``pow`` rounds differently in the
+    last bit, which breaks ties of fused scores the other way."""
+    result, square = pl.lit(1.0, pl.Float64), base
+    for k in range(bits):
+        result = result * pl.when((exponent // 2**k) % 2 == 1).then(square).otherwise(1.0)
+        square *= square
+    return result
+
+
 def _combine(stacked: pl.LazyFrame, weights: Sequence[float], value: pl.Expr, how) -> pl.LazyFrame:
     """The runs' values of each (query, doc) side by side, then `how(values, runs)`."""
     runs = len(weights)
@@ -246,7 +258,7 @@ def rbc(stacked, weights, params, learned) -> pl.LazyFrame:
     no default φ; preval's is 0.8. Scores are not read, only each run's order.
     """
     phi = float(params["phi"])
-    value = (1 - phi) * pl.lit(phi, pl.Float64).pow(_i())
+    value = (1 - phi) * _int_power(phi, _i())
     return _combine(stacked, weights, value, lambda v, n: ordered_sum(v))
 
 
