@@ -482,12 +482,15 @@ def _trec_together(
     *,
     extra_ok: bool,
     separator: str = " ",
+    keep: tuple[str, ...] | None = None,
 ) -> pl.LazyFrame:
     """The fields of TREC files whose fields are separated by one `separator` each
     (`_single_spaced`, `_single_tabbed`) read by one scan of Polars' CSV reader, column `_PATH`
     the file of each row (of several), numbers parsed, every line checked: a malformed one
     raises `InputError` naming the file and line, found by reading that file again, alone, line
-    by line (`_trec_checked`: the scan's row numbers run across files)."""
+    by line (`_trec_checked`: the scan's row numbers run across files). `keep`: the fields
+    the frame holds (default: all but the last, unless it is a number); chosen before the
+    check, which Polars cannot see through: a field not kept is checked, never materialised."""
     names = [f"field_{i}" for i in range(len(fields) + 1)]
     # one file: no column of its path (a string per row, which a stream would carry)
     many = len(files) > 1
@@ -504,6 +507,7 @@ def _trec_together(
         *([] if extra_ok else [pl.col(names[-1]).is_not_null()]),
     ]
     kept = [name for name in fields if name != fields[-1] or name in numeric]
+    kept = kept if keep is None else [name for name in fields if name in keep]
     path_column = {_PATH: pl.String} if many else {}
     schema = {**path_column, **{name: numeric.get(name, pl.String) for name in kept}}
 
@@ -752,8 +756,9 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
                 else pl.lit(systems[files.index(group[0])])
             )
             lf = _trec_together(
-                group, RUN_FIELDS, numeric, "run", extra_ok=True, separator=separator
-            )
+                group, RUN_FIELDS, numeric, "run", extra_ok=True, separator=separator,
+                keep=tuple(schema),
+            )  # fmt: skip
             frames.append(lf.select(system.alias("system"), *schema))
     for path, system in zip(files, systems, strict=True):
         if path in apart:
@@ -797,9 +802,11 @@ def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     together, _ = _read_together([path])
     if together:
         ((separator, files),) = together.items()
+        kept = ("query", "doc", "label", *(("iter",) if subtopic is not None else ()))
         lf = _trec_together(
-            files, QRELS_FIELDS, numeric, "qrels", extra_ok=False, separator=separator
-        )
+            files, QRELS_FIELDS, numeric, "qrels", extra_ok=False, separator=separator,
+            keep=kept,
+        )  # fmt: skip
     else:
         lf = _trec_checked(path, QRELS_FIELDS, numeric, "qrels", extra_ok=False)
     if subtopic is not None:
