@@ -266,6 +266,22 @@ def test_audit_counts() -> None:
     ]
 
 
+def test_audit_counts_the_same_queries_in_retrieved_mode() -> None:
+    # queries="retrieved" builds no placeholder rows (they are never evaluated): the audit
+    # counts the judged queries a system did not answer from the qrels' keys instead, and must
+    # find what the placeholders find, with a by column found in the qrels (a segment) too
+    for by in ("system", ["system", "topic"]):
+        run = RUN.with_columns(topic=pl.lit("t"))
+        qrels = QRELS.with_columns(topic=pl.lit("t"))
+        judged = preval.audit(run, qrels=qrels, by=by).collect()
+        retrieved = preval.audit(run, qrels=qrels, by=by, queries="retrieved").collect()
+        for column, expected in (
+            ("queries_judged_not_retrieved", [2, 1]),
+            ("queries_retrieved_not_judged", [1, 0]),
+        ):  # (the other counts are of the evaluated queries, which the modes choose apart)
+            assert retrieved[column].to_list() == judged[column].to_list() == expected
+
+
 def test_by_column_found_in_qrels_is_a_query_attribute() -> None:
     # "topic" partitions the queries: an unanswered judged query joins its own topic only.
     run = pl.DataFrame({"topic": ["t1"], "query": ["q1"], "doc": ["a"], "score": [1.0]})

@@ -111,6 +111,10 @@ class Plan:
     # counts the source's rows, or bounds them from above, without reading it (a TREC run's
     # lines, `io.count_lines`): an engine that sizes its work first needs no pass to count
     count_rows: Callable[[], int] | None = None
+    # with queries="retrieved", the status holds no placeholder rows (they would never be
+    # evaluated): the judged queries' keys (internal names, ids as strings), from which the
+    # audit counts the judged queries each system did not answer
+    judged: pl.LazyFrame | None = None
 
     @property
     def measure_names(self) -> list[str]:
@@ -155,14 +159,44 @@ class Plan:
             pl.col(N_ROWS).filter(~ev).sum().alias("rows_dropped"),
         ]
         counts = [c.cast(pl.Int64) for c in counts]
+        status = self.status if self.judged is None else self._with_unanswered()
         if not self.keys:
-            return self.status.select(counts)
+            return status.select(counts)
         return (
-            self.status.group_by(self.keys)
+            status.group_by(self.keys)
             .agg(counts)
             .sort(self.keys)
             .rename({k: self.names[k] for k in self.keys})
         )
+
+    def _with_unanswered(self) -> pl.LazyFrame:
+        """The status with one row per judged query a system did not answer (`judged`), as the
+        placeholders would have made it: judged, nothing retrieved, not evaluated."""
+        assert self.judged is not None
+        qkeys = [k for k in self.judged.collect_schema().names() if k != QUERY]
+        systems = [k for k in self.keys if k not in qkeys]
+        answered = self.status.select(pl.col(*self.keys, QUERY).cast(pl.String))
+        wanted = self.judged
+        if systems:
+            wanted = answered.select(systems).unique().join(wanted, how="cross")
+        missing = wanted.join(answered, on=[*self.keys, QUERY], how="anti", nulls_equal=True)
+        schema = self.status.collect_schema()
+        filler = {
+            JUDGED: pl.lit(True),
+            N_RET: pl.lit(0),
+            N_ROWS: pl.lit(0),
+            EVALUATED: pl.lit(False),
+        }
+        rows = missing.select(
+            *[
+                filler[c].cast(t).alias(c) if c in filler else pl.lit(None, t).alias(c)
+                for c, t in schema.items()
+                if c not in (*self.keys, QUERY)
+            ],
+            *[pl.col(c) for c in (*self.keys, QUERY)],
+        )
+        status = self.status.with_columns(pl.col(*self.keys, QUERY).cast(pl.String))
+        return pl.concat([status, rows], how="diagonal")
 
 
 def build_plan(
@@ -238,6 +272,9 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
     sem = recipe.semantics
     ties = sem.ties  # resolved below, from the convention and the doc column
     placeholders, rows_per_query = hints.placeholders, hints.rows_per_query
+    judged_keys = None  # (`Plan.judged`)
+    if sem.queries == "retrieved" and recipe.qrels is not None:
+        placeholders = False  # a judged query without a result is not evaluated: no row
     _presorted, _contiguous, _runs = hints.presorted, hints.contiguous, hints.runs
     conv = get_convention(sem.convention)
     counts = {TOTAL_POS: sem.num_positives, TOTAL_NEG: sem.num_negatives}
@@ -344,6 +381,13 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         rules = agg.rules(
             has_doc, ranking, has_pad=True, float_score=float_score, float_label=False
         )
+        if sem.queries == "retrieved":
+            q_schema = qrels_lf.collect_schema()
+            judged_keys = qrels_lf.select(
+                *[pl.col(b).cast(pl.String).alias(k)
+                  for k, b in zip(keys, by_cols, strict=True) if b in q_schema],
+                pl.col(query).cast(pl.String).alias(QUERY),
+            ).unique()  # fmt: skip
         status = stage.with_qrels(
             rows,
             qrels_lf,
@@ -405,7 +449,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
     return Plan(
         status, keys, names, all_specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
-        paths=_paths(data, qrels), sources=_sources(data, qrels),
+        paths=_paths(data, qrels), sources=_sources(data, qrels), judged=judged_keys,
     )  # fmt: skip
 
 
