@@ -410,6 +410,12 @@ def test_cli_agreement(capsys, tmp_path: Path) -> None:
     rc = main(["agreement", str(FIXTURE), "-m", "AP"])
     _, err = capsys.readouterr()
     assert rc == 2 and "give a second -m" in err
+    # --resamples and --seed are compare's (one row each in OPTIONS), checked before any work
+    rc = main(["agreement", str(FIXTURE), "-m", "AP", "-m", "RR", "--power", "--seed", "-1"])
+    _, err = capsys.readouterr()
+    assert rc == 2 and err.splitlines() == [
+        "preval: error: seed must be a whole number >= 0, got -1"
+    ]
 
 
 def test_cli_second_rankings(capsys, tmp_path: Path) -> None:

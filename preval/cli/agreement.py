@@ -9,7 +9,7 @@ import sys
 
 import polars as pl
 
-from .. import io, report
+from .. import io, options, report
 from ..errors import InputError
 from ..meta_evaluation import agreement, discriminative_power
 from ..significance import MISSING, TESTS
@@ -58,9 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                        help="paired test (default: randomization)")  # fmt: skip
     power.add_argument("--alpha", type=float, default=0.05,
                        help="significance level (default 0.05)")  # fmt: skip
-    power.add_argument("--resamples", type=int, default=10_000, metavar="N",
-                       help="randomization and bootstrap resamples (default 10000)")  # fmt: skip
-    power.add_argument("--seed", type=int, default=0)
+    options.add_arguments(power, "cli-resampling")  # --resamples, --seed: compare's
     power.add_argument("--missing", choices=MISSING, default="zero",
                        help="a query a system lacks: 0 for it (default) or dropped")  # fmt: skip
     power.add_argument("--curve", metavar="PATH", help="write the ASL curve (every pair's "
@@ -85,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
     if args.against and args.against_qrels:
         msg = "give one second ranking: --against TABLE or --against-qrels QRELS"
         raise InputError(msg)
+    resampling = options.from_args(args, "cli-resampling").intervals  # checked before any work
     per_query = _per_query(args)
     measures = args.measures or ["AP", "P@10", "nDCG@10"]
     if args.power:
-        return _power(args, per_query, measures)
+        return _power(args, per_query, measures, resampling)
     second = None
     if args.against:
         second = io.scan(args.against, what="--against table")
@@ -149,10 +148,10 @@ def _per_query(args: argparse.Namespace, qrels: str | None = None) -> pl.DataFra
     return per_query
 
 
-def _power(args: argparse.Namespace, per_query, measures: list[str]) -> int:
+def _power(args: argparse.Namespace, per_query, measures: list[str], resampling) -> int:
     result = discriminative_power(
         per_query, measures=measures, test=args.test, alpha=args.alpha,
-        n_resamples=args.resamples, seed=args.seed, by=args.by, query=args.query,
+        n_resamples=resampling.resamples, seed=resampling.seed, by=args.by, query=args.query,
         missing=args.missing,
     )  # fmt: skip
     summary, curve = pl.collect_all([result.summary, result.curve])
