@@ -556,37 +556,54 @@ def _single_spaced(path: Path, *, small: bool = False) -> bool:
     """Whether every line of the plain (not gzip'd) TREC file `path` has its fields separated
     by exactly one space, with none before or after, and no blank line: Polars' CSV reader
     then splits it as trec_eval does, at its own speed. One pass over the bytes, in blocks:
-    no tab or carriage return, and no two bytes in a row that are each a space or a line end
+    no tab, carriage return or NUL, and no two bytes in a row that are each a space or a line end
     (two spaces, a space at a line's start or end, a blank line); the first one ends it.
     `small`: a small file, searched for those pairs with bytes' own searches (no numpy)."""
-    if _opener(path) is not open:
-        return False
-    with path.open("rb") as fh:
-        last = b"\n"  # as if a line ended before the file: a first space or blank line counts
-        while block := fh.read(1 << 24):
-            if b"\t" in block or b"\r" in block or block.startswith(b"\xef\xbb\xbf"):
-                return False
-            if _pairs_of_blanks(last + block, small=small):
-                return False
-            last = block[-1:]
-    return path.stat().st_size > 0  # (an empty file: the split says what it holds)
+    return _separated_by(path, b" ", b"\t", small=small)
 
 
 def _single_tabbed(path: Path, *, small: bool = False) -> bool:
     """Whether every line of the plain TREC file `path` has its fields separated by exactly one
     tab, with no space anywhere (trec_eval splits at spaces too), none before or after, and no
     blank line: `_single_spaced`'s rule with a tab for the space."""
+    return _separated_by(path, b"\t", b" ", small=small)
+
+
+def _separated_by(path: Path, blank: bytes, other: bytes, *, small: bool) -> bool:
+    """`_single_spaced`'s rule with `blank` between fields and `other` nowhere. A large file's
+    blocks are searched on two threads while the next is read: numpy's passes and the reads
+    release the GIL."""
     if _opener(path) is not open:
         return False
+
+    def clean(last: bytes, block: bytes) -> bool:
+        # (a NUL or a carriage return: the checked path refuses it, naming the line)
+        if other in block or b"\r" in block or b"\x00" in block:
+            return False
+        return not _pairs_of_blanks(last + block, small=small, blank=blank)
+
     with path.open("rb") as fh:
-        last = b"\n"
-        while block := fh.read(1 << 24):
-            if b" " in block or b"\r" in block or block.startswith(b"\xef\xbb\xbf"):
-                return False
-            if _pairs_of_blanks(last + block, small=small, blank=b"\t"):
-                return False
-            last = block[-1:]
-    return path.stat().st_size > 0
+        first = fh.read(1 << 24)
+        if first.startswith(b"\xef\xbb\xbf"):
+            return False
+        if small or len(first) < 1 << 24:
+            block, last = first, b"\n"  # as if a line ended before the file
+            while block:
+                if not clean(last, block):
+                    return False
+                last, block = block[-1:], fh.read(1 << 24)
+            return path.stat().st_size > 0  # (an empty file: the split says what it holds)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            pending, block, last = [], first, b"\n"
+            while block:
+                pending.append(pool.submit(clean, last, block))
+                if len(pending) > 2:  # (two blocks searched, one read: bounded memory)
+                    if not pending.pop(0).result():
+                        return False
+                last, block = block[-1:], fh.read(1 << 24)
+            return all(f.result() for f in pending)
 
 
 def _pairs_of_blanks(data: bytes, *, small: bool, blank: bytes = b" ") -> bool:
