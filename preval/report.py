@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from .errors import InputError
+from .io import file_size_limit
 from .summary import measure_columns
 
 FORMATS = ("table", "csv", "json")  # printed on stdout; Parquet goes to --summary x.parquet
@@ -314,10 +315,11 @@ class Outputs:
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
             text = text.replace(str(Path(tmp).resolve()), str(path)).replace(tmp, str(path))
             reason = getattr(exc, "strerror", None) or text
-            msg = (
-                f"cannot write {path}: {reason} (nothing was written; free space or choose "
-                "another path)"
-            )
+            hint = "free space or choose another path"
+            limited = file_size_limit(exc)
+            if limited:
+                reason, hint = f"it would be larger than {limited}", "raise the limit"
+            msg = f"cannot write {path}: {reason} (nothing was written; {hint})"
             raise InputError(msg) from exc
 
 

@@ -81,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader of stdout left (`| head -1`): nothing more to say, as Unix tools do
         _stdout_to_devnull()
         return PIPE_CLOSED
+    finally:
+        io.release_copies()  # (a stream's or a decoded file's copy: read by this command only)
 
 
 def _main(args: argparse.Namespace) -> int:
