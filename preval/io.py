@@ -81,7 +81,9 @@ def scan(
         if empty:
             overrides |= {c: pl.Float64 for c in numeric_columns if c in header}
         rows = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
-        if not empty:
+        if empty:
+            return rows
+        try:  # (the schema is inferred from the first rows, read here: a damaged file fails)
             # a word among the first rows of a numeric column ("nan", "inf", "n/a") makes it a
             # String column to Polars' inference: read as numbers, "nan" and "inf" are NaN and
             # infinity (which the data rules name) and a word is an error naming its line
@@ -91,7 +93,12 @@ def scan(
                 overrides |= words
                 rows = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
             return _field_checked(rows, path, separator, len(header), what)
-        return rows
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            explained = explain(exc, [named])
+            if explained is None:
+                msg = f"{what} {_shown(path)}: cannot be read ({_reason(exc)})"
+                explained = InputError(msg)
+            raise explained from exc
     known = ", ".join(sorted(TABLE_SUFFIXES))
     msg = (
         f"{what}: cannot tell the format of {_shown(path)}"
