@@ -121,7 +121,9 @@ _BOMS = (  # (UTF-32's marks first: UTF-16 LE's is a prefix of UTF-32 LE's)
     (b"\xff\xfe", "UTF-16 LE", "utf-16"),
     (b"\xfe\xff", "UTF-16 BE", "utf-16"),
 )
-_COMPRESSED = ((b"BZh", "bzip2", "bz2"), (b"\xfd7zXZ\x00", "xz", "lzma"))
+# (bzip2's "BZh" could start a line of text: its block size digit and first block's magic too)
+_BZIP2 = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59|BZh[1-9]\x17\x72\x45\x38\x50\x90", re.S)
+_COMPRESSED = ((_BZIP2, "bzip2", "bz2"), (b"\xfd7zXZ\x00", "xz", "lzma"))
 _COMPRESSION_SUFFIXES = (".gz", ".zst", ".bz2", ".xz")
 _ARCHIVES = ((b"PK\x03\x04", "a zip archive", "unzip it"), (b"PK\x05\x06", "a zip archive",
              "unzip it"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "extract it"))  # fmt: skip
@@ -222,7 +224,7 @@ def _is_empty(path: Path, what: str) -> bool:
 def _head(path: Path, what: str) -> bytes:
     try:
         with path.open("rb") as fh:
-            return fh.read(8)
+            return fh.read(16)
     except OSError as exc:
         msg = f"{what} {_shown(path)}: cannot be read ({exc.strerror or _reason(exc)})"
         raise InputError(msg) from exc
@@ -230,9 +232,13 @@ def _head(path: Path, what: str) -> bytes:
 
 def _decoder_name(head: bytes) -> str:
     for mark, name, _ in (*_BOMS, *_COMPRESSED):
-        if head.startswith(mark):
+        if _starts(head, mark):
             return name
     return "text"
+
+
+def _starts(head: bytes, mark: bytes | re.Pattern[bytes]) -> bool:
+    return head.startswith(mark) if isinstance(mark, bytes) else bool(mark.match(head))
 
 
 def _decoder(path: Path, head: bytes, what: str):
@@ -246,7 +252,7 @@ def _decoder(path: Path, head: bytes, what: str):
             # the codec reads the mark and drops it
             return lambda codec=codec: path.open(encoding=codec, newline="")
     for magic, _, module in _COMPRESSED:
-        if head.startswith(magic):
+        if _starts(head, magic):
 
             def opener(module=module):
                 stream = importlib.import_module(module).open(path, "rb")
