@@ -210,11 +210,15 @@ def require_file(path: str | Path, what: str, *, empty_ok: bool = False) -> Path
 def _is_empty(path: Path, what: str) -> bool:
     if path.stat().st_size == 0:
         return True
-    if _opener(path) is open:
-        return False
+    return _opener(path) is not open and _text_head(path, 1, what) == b""
+
+
+def _text_head(path: Path, n: int, what: str) -> bytes:
+    """The first `n` bytes of `path`'s text (gunzipped); a gzip file too damaged to give them
+    is refused here, by name (Python's reader would raise its own error types)."""
     try:
-        with gzip.open(path, "rb") as fh:
-            return fh.read(1) == b""
+        with _opener(path)(path, "rb") as fh:
+            return fh.read(n)
     except (OSError, EOFError, zlib.error) as exc:
         broken = _broken_gzip(path) or f"cannot be read ({_reason(exc)})"
         msg = f"{what} {_shown(path)}: {broken}"
@@ -982,16 +986,8 @@ def _open_text(path: Path):
 
 def _starts_with_bom(path: Path, what: str = "input") -> bool:
     """Whether `path`'s text starts with UTF-8's byte-order mark; a gzip file too damaged to
-    give its first bytes is refused here, by name (Python's reader would raise its own
-    error types)."""
-    opener = _opener(path)
-    try:
-        with opener(path, "rb") as fh:
-            return fh.read(3) == b"\xef\xbb\xbf"
-    except (OSError, EOFError, zlib.error) as exc:
-        broken = _broken_gzip(path) or f"cannot be read ({_reason(exc)})"
-        msg = f"{what} {_shown(path)}: {broken}"
-        raise InputError(msg) from exc
+    give its first bytes is refused here, by name (`_text_head`)."""
+    return _text_head(path, 3, what) == b"\xef\xbb\xbf"
 
 
 def _read_line(path: Path, lineno: int) -> str:
