@@ -468,7 +468,7 @@ KNOWN = {
     **{
         (n, r, "api-evaluate"): _LAZY
         for n in ("score-nan", "label-nan", "label-inf", "label-minus-inf", "duplicate-line")
-        for r in ("run", "table", "qrels")
+        for r in ("run", "table")
     },
     ("header-only", "table", "compare-table"): _COMPARE,
 }
