@@ -6,11 +6,9 @@
 """
 
 # first of all, before any other import: a signal in the first instants of the command ends it
-# quietly (`_quiet_start`), and the allocator is set before Polars loads (`_allocator`)
-from . import (  # isort: skip
-    _allocator,  # noqa: F401
-    _quiet_start,  # noqa: F401
-)
+# quietly (`_quiet_start`), then the allocator is set before Polars loads (`_allocator`)
+from . import _quiet_start  # noqa: F401  # isort: skip
+from . import _allocator  # noqa: F401  # isort: skip
 
 from typing import TYPE_CHECKING
 

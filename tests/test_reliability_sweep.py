@@ -984,6 +984,29 @@ def test_a_memory_limit_below_the_minimum_is_one_line(big, tmp_path: Path, what:
 SIGNALS = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 # Ctrl-C while the interpreter itself starts (its site module, its streams): CPython's words
 EARLY = "Fatal Python error: init_"
+# the package's first lines, before its handlers are in place (`preval._quiet_start`)
+FIRST_LINES = (f"preval{os.sep}__init__.py", f"preval{os.sep}_quiet_start.py")
+
+
+def _before_preval(err: str) -> bool:
+    """Whether `err` is CPython's, for a Ctrl-C before preval's handlers could be installed."""
+    if err.startswith(EARLY):
+        return True
+    lines = err.strip().splitlines()
+    if not lines or lines[-1] != "KeyboardInterrupt":
+        return False
+    # each frame of preval's is the handlers' module, or the package's line that imports it
+    frames = [
+        (line, lines[i + 1] if i + 1 < len(lines) else "")
+        for i, line in enumerate(lines)
+        if "File " in line and f"{os.sep}preval{os.sep}" in line
+    ]
+    return all(
+        FIRST_LINES[1] in line or (FIRST_LINES[0] in line and "_quiet_start" in source)
+        for line, source in frames
+    )
+
+
 # seconds after the start: before Polars is imported, while the input is read, while the
 # per-query Parquet is written and renamed (where each falls depends on the machine: random
 # moments over the whole run cover them)
@@ -1016,9 +1039,10 @@ def test_a_signal_at_any_moment_leaves_nothing(big, tmp_path, name, delay, engin
             "--per-query", str(out), "--engine", engine]  # fmt: skip
     jitter = random.Random(f"{name}{delay}").uniform(0, 0.05)
     code, _, err = _signalled(args, folder, getattr(signal, name), delay + jitter)
-    if err.startswith(EARLY):
-        # Ctrl-C while CPython itself starts, before any code of preval's can run: CPython's
-        # own words (a "Fatal Python error" and its stack); nothing was made
+    if _before_preval(err):
+        # Ctrl-C while CPython itself starts (its site module, runpy), before the first line
+        # of preval's that installs the quiet handlers can run: CPython's own words (a "Fatal
+        # Python error", or its KeyboardInterrupt and stack); nothing was made
         assert {p.name for p in folder.iterdir()} == {"tmp"}
         assert list((folder / "tmp").iterdir()) == []
         return
