@@ -5,12 +5,13 @@
 >>> preval.summarize(per_query).collect()
 """
 
+# first of all, before any other import: a signal in the first instants of the command ends it
+# quietly (`_quiet_start`), then the allocator is set before Polars loads (`_allocator`)
+from . import _quiet_start  # noqa: F401  # isort: skip
+from . import _allocator  # noqa: F401  # isort: skip
+
 from typing import TYPE_CHECKING
 
-from . import (
-    _allocator,  # noqa: F401  (first: it must run before Polars loads)
-    _quiet_start,  # noqa: F401  (second: before anything slow loads)
-)
 from .api import audit, evaluate, plan
 from .conventions import CONVENTIONS
 from .errors import (

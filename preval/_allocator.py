@@ -11,9 +11,10 @@ program that imports the library keeps Polars' settings, and a user's own
 unless the user set ``MALLOC_ARENA_MAX``.
 """
 
-import itertools
 import os
 import sys
+
+from ._quiet_start import is_the_command  # (named here too: the command's own test)
 
 KEEP_FREED_PAGES = "dirty_decay_ms:2000,muzzy_decay_ms:2000"
 # glibc's malloc, which Python and Polars' threads use beside jemalloc, reserves a 64 MiB arena
@@ -33,13 +34,6 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return ctypes.CDLL(None).mallopt(_M_ARENA_MAX, arenas) == 1
     except (OSError, AttributeError):
         return False
-
-
-def is_the_command(argv: list[str], orig_argv: list[str]) -> bool:
-    """Whether a process started as ``preval ...`` or ``python [options] -m preval ...``."""
-    if argv and os.path.basename(argv[0]) == "preval":
-        return True
-    return any(a == "-m" and b == "preval" for a, b in itertools.pairwise(orig_argv))
 
 
 # Polars sets the variable when it loads: if it has already, this changes nothing

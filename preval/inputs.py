@@ -7,6 +7,7 @@ once, and the rows renamed to the canonical names that ranking and the measures 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import polars as pl
 
@@ -36,6 +37,8 @@ def read(
     keys = [*by, *([query] if query is not None else [])]
     lf = io.scan(data, id_columns=(*keys, doc), numeric_columns=(score, label), what=what)
     schema = lf.collect_schema()
+    if isinstance(data, (str, Path)) and str(data) not in what:
+        what = f"{what} {data}"  # (a rule broken by a file's columns names the file)
     needed = {**({"query": query} if query is not None else {}), "score": score,
               **{f"by ({b})": b for b in by}, **{f"count ({c})": c for c in counts},
               **({"label": label} if needs_label else {})}  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import importlib
 import re
 import shutil
 import stat
@@ -53,8 +54,8 @@ def scan(
     if not named.exists():
         msg = f"{what}: file not found: {named}"
         raise InputError(msg)
-    path = readable(named)
-    suffix = path.suffix.lower()
+    path = readable(named, what)
+    suffix = table_suffix(path)
     if path.is_dir():
         msg = (
             f"{what} {_shown(path)}: is a directory, not a file (give the path of a {suffix} file)"
@@ -65,7 +66,8 @@ def scan(
         return pl.scan_parquet(path)
     if suffix in _CSV:
         separator = _CSV[suffix]
-        if path.stat().st_size == 0:
+        raw, empty = _first_line(path, what)
+        if not raw.strip(b"\r\n\xef\xbb\xbf"):
             # no header names the columns, so the file cannot say what it holds; a header
             # line alone is the empty input (an empty result and a warning)
             msg = (
@@ -74,12 +76,29 @@ def scan(
                 "naming its columns; write the header line for an input with no rows)"
             )
             raise InputError(msg)
-        header, empty = _csv_header(path, separator, what)
+        header = _csv_header(raw, path, separator, what)
         overrides = {c: pl.String for c in id_columns if c in header}
         if empty:
             overrides |= {c: pl.Float64 for c in numeric_columns if c in header}
         rows = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
-        return rows if empty else _field_checked(rows, path, separator, len(header), what)
+        if empty:
+            return rows
+        try:  # (the schema is inferred from the first rows, read here: a damaged file fails)
+            # a word among the first rows of a numeric column ("nan", "inf", "n/a") makes it a
+            # String column to Polars' inference: read as numbers, "nan" and "inf" are NaN and
+            # infinity (which the data rules name) and a word is an error naming its line
+            inferred = rows.collect_schema()
+            words = {c: pl.Float64 for c in numeric_columns if inferred.get(c) == pl.String}
+            if words:
+                overrides |= words
+                rows = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
+            return _field_checked(rows, path, separator, len(header), what)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            explained = explain(exc, [named])
+            if explained is None:
+                msg = f"{what} {_shown(path)}: cannot be read ({_reason(exc)})"
+                explained = InputError(msg)
+            raise explained from exc
     known = ", ".join(sorted(TABLE_SUFFIXES))
     msg = (
         f"{what}: cannot tell the format of {_shown(path)}"
@@ -90,30 +109,187 @@ def scan(
 
 # a stream (named pipe, /dev/stdin) can be read once: its copy, by its path, for the process
 _STREAMS: dict[Path, tuple[Path, SpillDirectory]] = {}
+# a file decoded (UTF-16) or decompressed (bzip2, xz) once: its copy, by the file's path and
+# identity (a file written again is read again)
+_DECODED: dict[tuple[Path, int, int, int], tuple[Path, SpillDirectory]] = {}
+
+# what a file's first bytes say it is, when that is not UTF-8 text, gzip or zstd (which Polars
+# reads itself): a name for messages, and the codec that gives its text
+_BOMS = (  # (UTF-32's marks first: UTF-16 LE's is a prefix of UTF-32 LE's)
+    (b"\xff\xfe\x00\x00", "UTF-32 LE", "utf-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32 BE", "utf-32"),
+    (b"\xff\xfe", "UTF-16 LE", "utf-16"),
+    (b"\xfe\xff", "UTF-16 BE", "utf-16"),
+)
+# (bzip2's "BZh" could start a line of text: its block size digit and first block's magic too)
+_BZIP2 = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59|BZh[1-9]\x17\x72\x45\x38\x50\x90", re.S)
+_COMPRESSED = ((_BZIP2, "bzip2", "bz2"), (b"\xfd7zXZ\x00", "xz", "lzma"))
+_COMPRESSION_SUFFIXES = (".gz", ".zst", ".bz2", ".xz")
+_ARCHIVES = ((b"PK\x03\x04", "a zip archive", "unzip it"), (b"PK\x05\x06", "a zip archive",
+             "unzip it"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "extract it"))  # fmt: skip
 
 
-def readable(path: str | Path) -> Path:
-    """`path`, or for a named pipe or another stream its contents copied once to a temporary
-    file of the same name (the plan reads its input more than once; the copy is removed when
-    the process ends). A missing path is returned as it is, for the caller to name."""
+def readable(path: str | Path, what: str = "input") -> Path:
+    """`path`, or a temporary copy of its contents that preval can read, made once per process:
+    for a named pipe or another stream (the plan reads its input more than once), for UTF-16
+    or UTF-32 text that starts with a byte-order mark (decoded to UTF-8), and for bzip2 and xz
+    files (decompressed; Polars reads gzip and zstd itself). A copy keeps the file's lines, so
+    that messages give the file's own line numbers, and its name (`_shown` gives it back),
+    without a compression suffix. A zip archive, and UTF-16 without a byte-order mark, are
+    refused in one line. A missing path is returned as it is, for the caller to name."""
     path = Path(path)
     try:
-        mode = path.stat().st_mode
+        info = path.stat()
     except OSError:
         return path
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+    if stat.S_ISDIR(info.st_mode):
         return path
-    if path not in _STREAMS:
+    if not stat.S_ISREG(info.st_mode):
+        if path not in _STREAMS:
+            folder = SpillDirectory(prefix="preval-stream-")
+            copy = folder.path / path.name
+            with path.open("rb") as src, copy.open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            _STREAMS[path] = (copy, folder)
+        return readable(_STREAMS[path][0], what)  # (a stream of UTF-16, say)
+    head = _head(path, what)
+    opener = _decoder(path, head, what)
+    if opener is None:
+        return path
+    key = (path, info.st_ino, info.st_mtime_ns, info.st_size)
+    if key not in _DECODED:
         folder = SpillDirectory(prefix="preval-stream-")
-        copy = folder.path / path.name
-        with path.open("rb") as src, copy.open("wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        _STREAMS[path] = (copy, folder)
-    return _STREAMS[path][0]
+        name = path.name
+        if path.suffix.lower() in _COMPRESSION_SUFFIXES:
+            name = path.stem
+        copy = folder.path / (name or "input")
+        try:
+            with opener() as src, copy.open("w", encoding="utf-8", newline="") as dst:
+                while block := src.read(1 << 20):
+                    dst.write(block)
+        except (OSError, EOFError, UnicodeError, ValueError) as exc:
+            folder.cleanup()
+            msg = (
+                f"{what} {_shown(path)}: cannot be read as {_decoder_name(head)} "
+                f"({_reason(exc)}) (rule: a compressed file is complete, and text is UTF-8 or "
+                "UTF-16 with a byte-order mark; write or copy it again)"
+            )
+            raise InputError(msg) from exc
+        _DECODED[key] = (copy, folder)
+    return _DECODED[key][0]
+
+
+def release_copies() -> None:
+    """Remove the copies `readable` made (streams read, files decoded): the command does so
+    when it ends, rather than when the process does."""
+    for store in (_STREAMS, _DECODED):
+        for _, folder in store.values():
+            folder.cleanup()
+        store.clear()
+
+
+def require_file(path: str | Path, what: str, *, empty_ok: bool = False) -> Path:
+    """`path` as `readable` gives it, after refusing a missing path, a directory and, unless
+    `empty_ok`, a file with no content (plain, compressed or a stream: /dev/null, say)."""
+    named = Path(path)
+    if named.is_dir():
+        msg = f"{what} {named}: is a directory, not a file"
+        raise InputError(msg)
+    if not named.exists():
+        msg = f"{what} file not found: {named}"
+        raise InputError(msg)
+    copy = readable(named, what)
+    if not empty_ok and _is_empty(copy, what):
+        msg = f"{what} file {named} is empty: it holds one line per judged document"
+        if what == "run":
+            msg = f"run file {named} is empty: a run holds one line per retrieved document"
+        raise InputError(msg)
+    return copy
+
+
+def _is_empty(path: Path, what: str) -> bool:
+    if path.stat().st_size == 0:
+        return True
+    return _opener(path) is not open and _text_head(path, 1, what) == b""
+
+
+def _text_head(path: Path, n: int, what: str) -> bytes:
+    """The first `n` bytes of `path`'s text (gunzipped); a gzip file too damaged to give them
+    is refused here, by name (Python's reader would raise its own error types)."""
+    try:
+        with _opener(path)(path, "rb") as fh:
+            return fh.read(n)
+    except (OSError, EOFError, zlib.error) as exc:
+        broken = _broken_gzip(path) or f"cannot be read ({_reason(exc)})"
+        msg = f"{what} {_shown(path)}: {broken}"
+        raise InputError(msg) from exc
+
+
+def _head(path: Path, what: str) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16)
+    except OSError as exc:
+        msg = f"{what} {_shown(path)}: cannot be read ({exc.strerror or _reason(exc)})"
+        raise InputError(msg) from exc
+
+
+def _decoder_name(head: bytes) -> str:
+    for mark, name, _ in (*_BOMS, *_COMPRESSED):
+        if _starts(head, mark):
+            return name
+    return "text"
+
+
+def _starts(head: bytes, mark: bytes | re.Pattern[bytes]) -> bool:
+    return head.startswith(mark) if isinstance(mark, bytes) else bool(mark.match(head))
+
+
+def _decoder(path: Path, head: bytes, what: str):
+    """A function that opens `path` as UTF-8-ready text (a text stream) when its first bytes
+    `head` say that it needs decoding or decompressing first, else None; refuse what preval
+    cannot read, by name."""
+    import codecs
+
+    for mark, _, codec in _BOMS:
+        if head.startswith(mark):
+            # the codec reads the mark and drops it
+            return lambda codec=codec: path.open(encoding=codec, newline="")
+    for magic, _, module in _COMPRESSED:
+        if _starts(head, magic):
+
+            def opener(module=module):
+                stream = importlib.import_module(module).open(path, "rb")
+                return codecs.getreader("utf-8")(stream, errors="strict")
+
+            return opener
+    for magic, name, hint in _ARCHIVES:
+        if head.startswith(magic):
+            msg = (
+                f"{what} {_shown(path)}: is {name}, which preval does not read ({hint} first, and "
+                "give the file inside; preval reads plain text, gzip, zstd, bzip2 and xz files)"
+            )
+            raise InputError(msg)
+    if len(head) >= 4 and head[0] and not head[1] and head[2] and not head[3]:
+        order = "LE"
+    elif len(head) >= 4 and not head[0] and head[1] and not head[2] and head[3]:
+        order = "BE"
+    else:
+        return None
+    msg = (
+        f"{what} {_shown(path)}, line 1: looks like UTF-16 {order} text without a byte-order mark, "
+        "which preval does not guess (rule: text is UTF-8, or UTF-16 with a byte-order mark; "
+        f"convert it, e.g. iconv -f UTF-16{order} -t UTF-8)"
+    )
+    raise InputError(msg)
 
 
 def _shown(path: Path) -> Path:
-    """The path a user gave for `path`: a stream's own path for its copy (`readable`)."""
+    """The path a user gave for `path`: a stream's or a decoded file's own path for its copy
+    (`readable`)."""
+    for key, (copy, _) in _DECODED.items():
+        if copy == path:
+            path = key[0]
     return next((named for named, (copy, _) in _STREAMS.items() if copy == path), path)
 
 
@@ -172,12 +348,34 @@ def _check_parquet(path: Path, what: str) -> None:
     try:
         pl.read_parquet_schema(path)
     except Exception as exc:  # the reader's error types are not ours to show
+        limited = file_size_limit(exc)
+        if limited:
+            msg = f"{what} {_shown(path)}: cannot be read under {limited} (raise the limit)"
+            raise InputError(msg) from exc
         msg = (
             f"{what} {_shown(path)}"
             f": not a readable Parquet file ({_reason(exc)}); check that it was "
             "written completely, or write it again"
         )
         raise InputError(msg) from exc
+
+
+def file_size_limit(exc: BaseException) -> str | None:
+    """When `exc` is the kernel's "File too large" (EFBIG) under a file-size limit (``ulimit
+    -f``, RLIMIT_FSIZE), the limit in words ("the file-size limit (ulimit -f) of N bytes"),
+    else None. (Polars' readers too fail under a limit below the size of the file read.)"""
+    text = str(exc)
+    if getattr(exc, "errno", None) != 27 and "os error 27" not in text:
+        return None
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):
+        return "the file-size limit (ulimit -f)"
+    if limit == getattr(resource, "RLIM_INFINITY", -1):
+        return None
+    return f"the file-size limit (ulimit -f) of {limit:,} bytes"
 
 
 def _reason(exc: BaseException) -> str:
@@ -198,14 +396,29 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
     for source in sources:
         if source is None or not isinstance(source, (str, Path)):
             continue
-        path = Path(source)
-        suffix = path.suffix.lower()
-        if not path.is_file():
+        named = Path(source)
+        if not named.is_file():
             continue
-        if suffix == ".gz":
-            broken = _broken_gzip(path)
+        if named.suffix.lower() == ".gz":
+            broken = _broken_gzip(named)
             if broken is not None:
-                return InputError(f"input {_shown(path)}: {broken}")
+                return InputError(f"input {_shown(named)}: {broken}")
+        suffix = table_suffix(named)
+        damaged = ("frame", "zstd", "decompress", "unexpected end")
+        if _head(named, "input").startswith(_ZSTD) and any(w in low for w in damaged):
+            msg = (
+                f"input {_shown(named)}: the zstd stream is cut short or damaged "
+                f"({_reason(exc)}) (rule: a .zst file is complete; write or copy it again)"
+            )
+            return InputError(msg)
+        try:
+            path = readable(named)  # (its copy, for a bzip2 or UTF-16 file: the text read)
+            if suffix not in _PARQUET:
+                _refuse_control(path, "input")
+        except InputError as found:
+            return found
+        except (OSError, EOFError, zlib.error, pl.exceptions.PolarsError):  # (said below)
+            path = named
         if "utf-8" in low or "utf8" in low:
             lineno = _first_bad_utf8_line(path)
             if lineno is not None:
@@ -237,7 +450,11 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
                     "fields that contain the separator, or fix the row)"
                 )
                 return InputError(msg)
-        if suffix in _PARQUET and "parquet" in text.lower():
+        limited = file_size_limit(exc)
+        if suffix in _PARQUET and limited and "parquet" in low:
+            msg = f"input {_shown(path)}: cannot be read under {limited} (raise the limit)"
+            return InputError(msg)
+        if suffix in _PARQUET and "parquet" in low:
             msg = (
                 f"input {_shown(path)}"
                 f": not a readable Parquet file ({_reason(exc)}); check that it "
@@ -269,7 +486,7 @@ def _broken_gzip(path: Path) -> str | None:
 
 def _first_line_holding(path: Path, separator: str, column: str, value: str) -> int | None:
     """The line of the first CSV record whose `column` field is `value`."""
-    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+    with _open_text(path) as fh:
         records = csv.reader(fh, delimiter=separator)
         header = next(records, [])
         if column not in header:
@@ -295,7 +512,7 @@ def _first_bad_utf8_line(path: Path) -> int | None:
 
 
 def _first_long_line(path: Path, separator: str) -> tuple[int, int, int, str] | None:
-    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+    with _open_text(path) as fh:
         rows = csv.reader(fh, delimiter=separator)
         header = next(rows, [])
         for row in rows:
@@ -305,16 +522,35 @@ def _first_long_line(path: Path, separator: str) -> tuple[int, int, int, str] | 
     return None
 
 
-def _csv_header(path: Path, separator: str, what: str) -> tuple[list[str], bool]:
-    """The column names of a CSV's header, and whether no row follows it.
+_ZSTD = b"\x28\xb5\x2f\xfd"
+
+
+def _first_line(path: Path, what: str) -> tuple[bytes, bool]:
+    """The first line of a text file (plain, gzip or zstd) as bytes, and whether no other
+    line holds anything; a compressed file that cannot be read is refused by name."""
+    try:
+        if _head(path, what).startswith(_ZSTD):  # (Python reads no zstd: Polars does)
+            line = pl.col("l")
+            lines = pl.scan_lines(path, name="l", glob=False)
+            first = lines.head(1).collect()["l"].to_list()
+            rest = lines.slice(1).filter(line.str.strip_chars() != "").head(1).collect()
+            return ((first[0] + "\n").encode() if first else b""), rest.height == 0
+        with _opener(path)(path, "rb") as fh:
+            raw = fh.readline()
+            return raw, not any(line.strip() for line in fh)
+    except (OSError, EOFError, zlib.error, pl.exceptions.PolarsError) as exc:
+        broken = _broken_gzip(path) if _opener(path) is not open else None
+        msg = f"{what} {_shown(path)}: {broken or f'cannot be read ({_reason(exc)})'}"
+        raise InputError(msg) from exc
+
+
+def _csv_header(raw: bytes, path: Path, separator: str, what: str) -> list[str]:
+    """The column names of a CSV's header, its first line `raw`.
 
     A byte-order mark (Windows editors write one) is no part of the first name. A name that
     appears twice is refused: Polars would read the second as ``NAME_duplicated_0`` and every
     rule would use the first, whichever the writer meant.
     """
-    with path.open("rb") as fh:
-        raw = fh.readline()
-        empty = not any(line.strip() for line in fh)
     text = raw.decode("utf-8-sig", "replace").rstrip("\r\n")
     if "\r" in text:
         msg = (
@@ -334,10 +570,44 @@ def _csv_header(path: Path, separator: str, what: str) -> tuple[list[str], bool]
             )
             raise InputError(msg)
         seen[name] = i
-    return header, empty
+    return header
 
 
-_PLAIN, _QUOTED, _MULTILINE = "_plain", "_quoted", "_multiline"
+_PLAIN, _QUOTED, _MULTILINE, _CONTROL = "_plain", "_quoted", "_multiline", "_control"
+
+
+def _has_control(line: pl.Expr) -> pl.Expr:
+    """Whether a line (split at \\n) holds a NUL byte or a carriage return before its end."""
+    return line.str.contains("\x00", literal=True) | line.str.strip_chars_end("\r").str.contains(
+        "\r", literal=True
+    )
+
+
+def _first_control_line(path: Path) -> tuple[int, str] | None:
+    """The first line (split at \\n) of `path` with a NUL byte or a carriage return before its
+    end, and its text; None if there is none. Read by Polars, which reads plain, gzip and
+    zstd files alike."""
+    line = pl.col(_LINE)
+    found = (
+        pl.scan_lines(path, name=_LINE, row_index_name=_NO, row_index_offset=1, glob=False)
+        .filter(_has_control(line))
+        .head(1)
+        .collect()
+    )
+    if not found.height:
+        return None
+    lineno, content = found.row(0)
+    return lineno, content.removesuffix("\r")
+
+
+def _refuse_control(path: Path, what: str) -> None:
+    """Raise naming the first line of `path` that holds a NUL byte or a lone carriage return,
+    if there is one."""
+    found = _first_control_line(path)
+    if found is not None:
+        lineno, content = found
+        msg = f"{what} {_shown(path)}, line {lineno}: {_control_rule(content)}: {content[:200]!r}"
+        raise InputError(msg)
 
 
 def _field_checked(
@@ -362,10 +632,13 @@ def _field_checked(
         # quoted fields ("" escapes are two quoted fields in a row) hold no separator of ours
         (_fields(quoted.str.replace_all('"[^"]*"', ""), separator) != fields).sum().alias(_QUOTED),
         (quotes % 2 == 1).any().alias(_MULTILINE),
+        _has_control(line).any().alias(_CONTROL),
     )
 
     def verdict(df: pl.DataFrame) -> pl.DataFrame:
-        plain, quoted, multiline = df.row(0)
+        plain, quoted, multiline, control = df.row(0)
+        if control:
+            _refuse_control(path, what)
         # (the header is a quoted line or not, and has its own count of fields by definition)
         found = (
             _first_short_record(path, separator, fields) if multiline or plain or quoted else None
@@ -396,7 +669,7 @@ def _first_short_record(
     count, and how many such records), read record by record, so that a quoted line break is
     part of its field."""
     first, count = None, 0
-    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+    with _open_text(path) as fh:
         records = csv.reader(fh, delimiter=separator)
         next(records, None)
         start = records.line_num + 1
@@ -424,13 +697,18 @@ def reads_by_range(source: Source) -> bool:
 # skipped (trec_eval 10 reads commented qrels; a '#' inside a docno is part of it). The rank and
 # iter fields are read and ignored, as trec_eval does. Gzip files are read transparently.
 
-_LINE, _NO, _BAD = "_text", "_lineno", "_malformed"
+_LINE, _NO, _BAD, _ODD = "_text", "_lineno", "_malformed", "_control"
 RUN_FIELDS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_FIELDS = ("query", "iter", "doc", "label")
 
 
 def _trec_lines(
-    path: Path, fields: tuple[str, ...], numeric: dict[str, pl.DataType], *, extra_ok: bool
+    path: Path,
+    fields: tuple[str, ...],
+    numeric: dict[str, pl.DataType],
+    *,
+    extra_ok: bool,
+    what: str = "input",
 ) -> pl.LazyFrame:
     """Parse a TREC file lazily, line by line: its fields, its line number, and a
     malformed-line flag.
@@ -441,7 +719,7 @@ def _trec_lines(
         msg = f"file not found: {_shown(path)}"
         raise InputError(msg)
     names = [f"field_{i}" for i in range(len(fields) + 1)]
-    lf = _trec_fields_split(path, fields)
+    lf = _trec_fields_split(path, fields, what)
     lf = lf.rename(dict(zip(names[: len(fields)], fields, strict=True)))
     parsed = {name: pl.col(name).cast(dtype, strict=False) for name, dtype in numeric.items()}
     wrong_count = pl.col(fields[-1]).is_null()
@@ -452,8 +730,9 @@ def _trec_lines(
         [pl.col(n).is_not_null() & e.is_null() for n, e in parsed.items()]
     )
     lf = lf.with_columns(
-        *[e.alias(n) for n, e in parsed.items()], (wrong_count | unparsable).alias(_BAD)
-    ).drop(names[-1])
+        *[e.alias(n) for n, e in parsed.items()],
+        (wrong_count | unparsable | pl.col(_ODD)).alias(_BAD),
+    ).drop(names[-1], _ODD)
     return lf
 
 
@@ -535,7 +814,7 @@ def _trec_checked(
     extra_ok: bool,
 ) -> pl.LazyFrame:
     """The fields of one TREC file, read in a stream, every line checked (`_line_checker`)."""
-    lf = _trec_lines(path, fields, numeric, extra_ok=extra_ok)
+    lf = _trec_lines(path, fields, numeric, extra_ok=extra_ok, what=what)
     return lf.map_batches(
         _line_checker(path, fields, what, extra_ok=extra_ok, numeric_fields=tuple(numeric)),
         schema=schema_of(lf, drop=(_NO, _BAD)),
@@ -619,8 +898,11 @@ def _pairs_of_blanks(data: bytes, *, small: bool, blank: bytes = b" ") -> bool:
     return bool(np.any(edge[:-1] & edge[1:]))
 
 
-def _trec_fields_split(path: Path, fields: tuple[str, ...]) -> pl.LazyFrame:
-    """The fields of any TREC file, split on runs of spaces and tabs (trec_eval's rule)."""
+def _trec_fields_split(path: Path, fields: tuple[str, ...], what: str = "input") -> pl.LazyFrame:
+    """The fields of any TREC file, split on runs of spaces and tabs (trec_eval's rule), and
+    `_ODD`: whether the line holds a NUL byte or a carriage return before its end (a line
+    ended by ``\r`` alone runs into the next, which a split on blanks would hide: a run's
+    fields past the sixth are ignored)."""
     line = pl.col(_LINE)
     # Runs of blanks become one space, on the lines that have any (a tab, or 2+ spaces): most
     # files use single spaces, so a literal test goes first and the regex runs only where it
@@ -633,13 +915,13 @@ def _trec_fields_split(path: Path, fields: tuple[str, ...]) -> pl.LazyFrame:
     )
     parts = blanks.otherwise(line).str.split_exact(" ", len(fields))
     stripped = line.str.strip_chars()
-    if _starts_with_bom(path):  # (Windows editors write one): no part of the first query id
+    if _starts_with_bom(path, what):  # (Windows editors write one): no part of the first id
         stripped = stripped.str.strip_chars_start("\ufeff")
     return (
         pl.scan_lines(path, name=_LINE, row_index_name=_NO, row_index_offset=1, glob=False)
         .with_columns(stripped)  # once, for the filter and the split
         .filter(line.str.len_bytes() > 0, ~line.str.starts_with("#"))
-        .select(_NO, parts.alias("_parts"))
+        .select(_NO, parts.alias("_parts"), line.str.contains_any(["\x00", "\r"]).alias(_ODD))
         .unnest("_parts")
     )
 
@@ -674,9 +956,13 @@ def _line_checker(
             content = _read_line(path, lineno)
             n_fields = len(content.split())
             rule = (
-                f"expected {len(fields)} fields ({' '.join(fields)}), found {n_fields}"
-                if n_fields < len(fields) or (n_fields > len(fields) and not extra_ok)
-                else _not_a_number(content, fields, dict.fromkeys(numeric_fields))
+                _control_rule(content)
+                or (
+                    f"expected {len(fields)} fields ({' '.join(fields)}), found {n_fields}"
+                    if n_fields < len(fields) or (n_fields > len(fields) and not extra_ok)
+                    else None
+                )
+                or _not_a_number(content, fields, dict.fromkeys(numeric_fields))
             )
             msg = (
                 f"{what} {_shown(path)}, line {lineno}: {rule}: {content!r} "
@@ -688,6 +974,22 @@ def _line_checker(
     return check
 
 
+def _control_rule(content: str) -> str | None:
+    """The rule a line with a NUL byte or a carriage return before its end breaks, or None."""
+    if "\x00" in content:
+        return (
+            "a NUL byte (rule: text holds no NUL bytes; a UTF-16 file needs its byte-order "
+            "mark, a binary file is no input)"
+        )
+    if "\r" in content:
+        return (
+            "a carriage return inside the line, which would end no line for a reader that "
+            "splits at \\n (rule: lines end with \\n or \\r\\n; convert the file, e.g. "
+            "tr '\\r' '\\n')"
+        )
+    return None
+
+
 def _opener(path: Path):
     """gzip.open for a gzip file (by its first bytes, as Polars reads it), else open."""
     try:
@@ -697,21 +999,28 @@ def _opener(path: Path):
         return open
 
 
-def _starts_with_bom(path: Path) -> bool:
-    opener = _opener(path)
-    try:
-        with opener(path, "rb") as fh:
-            return fh.read(3) == b"\xef\xbb\xbf"
-    except OSError:  # not gzip after all, say: the read reports it, with the file's name
-        return False
+def _open_text(path: Path):
+    """`path` (plain or gzip) as text for Python's csv module: UTF-8 without a BOM, lines
+    not translated (a quoted line break stays in its field)."""
+    return _opener(path)(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
+
+
+def _starts_with_bom(path: Path, what: str = "input") -> bool:
+    """Whether `path`'s text starts with UTF-8's byte-order mark; a gzip file too damaged to
+    give its first bytes is refused here, by name (`_text_head`)."""
+    return _text_head(path, 3, what) == b"\xef\xbb\xbf"
 
 
 def _read_line(path: Path, lineno: int) -> str:
+    """Line `lineno` of `path`, lines ending at ``\n`` alone, as Polars splits them (a
+    carriage return alone ends no line)."""
     opener = _opener(path)
-    with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
-        for i, line in enumerate(fh, start=1):
+    with opener(path, "rb") as fh:
+        for i, raw in enumerate(fh, start=1):
             if i == lineno:
-                return line.rstrip("\r\n")
+                text = raw.decode("utf-8", "replace").rstrip("\n")
+                text = text[:-1] if text.endswith("\r") else text
+                return text.removeprefix("\ufeff") if i == 1 else text
     return ""
 
 
@@ -731,7 +1040,7 @@ def _first_tag(path: Path) -> str | None:
 
 def run_names(files: list[Path]) -> list[str]:
     """The ``system`` of each run file: its runid, or its path when runids are not unique."""
-    files = [readable(f) for f in files]  # (a named pipe is read once: its copy is read here)
+    files = [readable(f, "run") for f in files]  # (a named pipe is read once: its copy here)
     tags = [_first_tag(f) if f.exists() else None for f in files]
     if len(set(tags)) == len(tags) and None not in tags:
         return [str(t) for t in tags]
@@ -740,7 +1049,7 @@ def run_names(files: list[Path]) -> list[str]:
 
 def _files(paths: str | Path | list[str | Path]) -> list[Path]:
     """One path or a list of them, as a list of paths."""
-    return [readable(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    return [readable(p, "run") for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
 
 
 def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
@@ -796,7 +1105,17 @@ def is_trec(source: object, input_format: str, kind: str = "run") -> bool:
         return False
     if input_format != "auto":
         return input_format == "trec"
-    return Path(source).suffix.lower() not in TABLE_SUFFIXES
+    return table_suffix(source) not in TABLE_SUFFIXES
+
+
+def table_suffix(path: str | Path) -> str:
+    """The suffix that says how `path` is read, lower case, after a compression suffix
+    (``runs.csv.gz`` is a CSV file, compressed): ``.csv``, ``.parquet``, or any other."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in _COMPRESSION_SUFFIXES and Path(path.stem).suffix.lower() in _CSV:
+        return Path(path.stem).suffix.lower()
+    return suffix
 
 
 def count_lines(paths: str | Path | list[str | Path]) -> int:
@@ -814,7 +1133,7 @@ def scan_qrels(path: str | Path, subtopic: str | None = None) -> pl.LazyFrame:
     ``query`` and ``doc``. A malformed line (not 4 fields, a relevance that is not an
     integer) raises `InputError` naming the file, line number and content when collected.
     """
-    path = readable(path)
+    path = require_file(path, "qrels", empty_ok=True)  # (nothing judged: trec_eval warns)
     numeric = {"label": pl.Int64}
     together, _ = _read_together([path])
     if together:

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from .errors import InputError
+from .io import file_size_limit
 from .summary import measure_columns
 
 FORMATS = ("table", "csv", "json")  # printed on stdout; Parquet goes to --summary x.parquet
@@ -260,6 +261,11 @@ def write(data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
         outputs.write(data, path)
 
 
+# the outputs put in place by this process's command so far: a signal held back while they
+# were renamed (`_signals_held`) ends the command after them, which its message then says
+WRITTEN: list[Path] = []
+
+
 class Outputs:
     """Files written to temporary files beside their targets, renamed into place together.
 
@@ -285,6 +291,7 @@ class Outputs:
                 if kind is None:
                     for tmp, path in self._staged:
                         os.replace(tmp, path)
+                        WRITTEN.append(path)
             finally:  # failed, or interrupted: no temporary file stays behind
                 for tmp, _ in self._staged:
                     with contextlib.suppress(FileNotFoundError):
@@ -314,10 +321,11 @@ class Outputs:
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
             text = text.replace(str(Path(tmp).resolve()), str(path)).replace(tmp, str(path))
             reason = getattr(exc, "strerror", None) or text
-            msg = (
-                f"cannot write {path}: {reason} (nothing was written; free space or choose "
-                "another path)"
-            )
+            hint = "free space or choose another path"
+            limited = file_size_limit(exc)
+            if limited:
+                reason, hint = f"it would be larger than {limited}", "raise the limit"
+            msg = f"cannot write {path}: {reason} (nothing was written; {hint})"
             raise InputError(msg) from exc
 
 
@@ -327,18 +335,22 @@ _ENDING = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasatt
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold back Ctrl-C, SIGTERM and SIGHUP in the block (main thread, where Python runs its
-    handlers, and where the platform can); they are delivered when it ends."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not (
-        threading.main_thread()
-    ):
+    """Hold back Ctrl-C, SIGTERM and SIGHUP in the block; they are raised again, in order, when
+    it ends. (Main thread only, where Python runs its handlers. A signal mask would not do:
+    the kernel gives a process's signal to any thread that does not block it, one of Polars'
+    say, and Python then runs the handler in the main thread all the same.)"""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+    held: list[int] = []
+    before = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in _ENDING}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        for s in dict.fromkeys(held):
+            signal.raise_signal(s)
 
 
 def hidden_beside(path: Path, suffix: str) -> str:

@@ -112,8 +112,8 @@ def test_plot_of_a_run_csv_and_qrels_csv(capsys, tmp_path: Path, kind: str, pool
     # without qrels a run has no labels: said with the user's columns only
     rc, printed, err = run_cli(capsys, "plot", kind, RUN, "--by", "system", *pool, "-o", out)
     assert rc == 2
-    assert err.startswith("preval: error: input: missing label column 'label' (columns "
-                          "present: system, query, doc, score)")  # fmt: skip
+    assert err.startswith(f"preval: error: input {RUN}: missing label column 'label' "
+                          "(columns present: system, query, doc, score)")  # fmt: skip
     assert not INTERNAL.search(err), err
 
 

@@ -17,10 +17,11 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from types import FrameType
 
 import polars as pl
 
-from .. import __version__, io
+from .. import __version__, io, report
 from ..errors import PrevalError
 from . import common
 
@@ -52,15 +53,41 @@ def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 class Terminated(BaseException):
     """SIGTERM (sent by `timeout`, job schedulers, container stops) or SIGHUP (a closed
     terminal, a dropped ssh session), raised in the main thread so that temporary files and
-    spill directories are removed on the way out, as on Ctrl-C."""
+    spill directories are removed on the way out, as on Ctrl-C (raised as KeyboardInterrupt),
+    and never inside a function Polars called (`_in_polars`)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    if _in_polars(frame):
+        _again(signum)
+        return
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated(signum)
+
+
+def _in_polars(frame: FrameType | None) -> bool:
+    """Whether Python runs code of Polars' (or a function Polars called: the checks that
+    `map_batches` runs) when the signal's handler runs. An exception raised there would be a
+    panic inside Polars, with its Rust backtrace, not an exception the command can clean up
+    after."""
+    while frame is not None:
+        if f"{os.sep}polars{os.sep}" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _again(signum: int) -> None:
+    """Send `signum` to this process again shortly, for its handler to run in preval's own code
+    (between two of Polars' calls, or once the running one returns)."""
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
 
 
 # the signals that end the command, cleaning up (SIGINT is Python's KeyboardInterrupt)
@@ -81,25 +108,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the reader of stdout left (`| head -1`): nothing more to say, as Unix tools do
         _stdout_to_devnull()
         return PIPE_CLOSED
+    finally:
+        io.release_copies()  # (a stream's or a decoded file's copy: read by this command only)
 
 
 def _main(args: argparse.Namespace) -> int:
     previous = {}
     if threading.current_thread() is threading.main_thread():
         # (the command's quiet start-up handlers, `preval._quiet_start`, end here)
-        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
-        previous |= {s: signal.signal(s, _terminate) for s in ENDING}
+        previous = {s: signal.signal(s, _terminate) for s in (signal.SIGINT, *ENDING)}
+    report.WRITTEN.clear()
     try:
         return _run(args)
     except KeyboardInterrupt:
-        print("preval: interrupted; no output written", file=sys.stderr)
+        print(f"preval: interrupted; {_outputs_left()}", file=sys.stderr)
         return 130
     except Terminated as ended:
-        print("preval: terminated; no output written", file=sys.stderr)
+        print(f"preval: terminated; {_outputs_left()}", file=sys.stderr)
         return 128 + ended.signum
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _outputs_left() -> str:
+    """What an ended command leaves: nothing, or its outputs, when the signal came while they
+    were put in place (held back until all were: complete, never a mix)."""
+    if not report.WRITTEN:
+        return "no output written"
+    return "its outputs were complete and are written: " + ", ".join(map(str, report.WRITTEN))
 
 
 def _stdout_to_devnull() -> None:

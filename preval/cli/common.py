@@ -78,9 +78,8 @@ def read_inputs(
     (`preval trec` evaluates it as trec_eval does: it warns that nothing was evaluated)."""
     paths = [str(p) for p in paths]
     kinds = [kind(p, input_format) for p in paths]
-    if qrels is not None and not Path(qrels).exists():
-        msg = f"qrels file not found: {qrels}"
-        raise InputError(msg)
+    if qrels is not None:  # (`preval trec` evaluates empty files, as trec_eval does)
+        io.require_file(qrels, "qrels", empty_ok=empty_runs)
     if "trec" not in kinds:
         if len(paths) > 1:
             msg = (
@@ -99,12 +98,7 @@ def read_inputs(
         )
         raise InputError(msg)
     for path in paths:
-        if not Path(path).exists() or Path(path).is_dir():  # (a named pipe is no file)
-            msg = f"run file not found: {path}"
-            raise InputError(msg)
-        if not empty_runs and Path(path).is_file() and Path(path).stat().st_size == 0:
-            msg = f"run file {path} is empty: a run holds one line per retrieved document"
-            raise InputError(msg)
+        io.require_file(path, "run", empty_ok=empty_runs)
     if qrels is None:
         msg = f"TREC run file {paths[0]}: give its judgments with --qrels QRELS"
         raise InputError(msg)

@@ -117,9 +117,9 @@ def collect(
             if text.startswith(f"{role}: "):
                 exc.args = (f"{role} {path}: {text[len(role) + 2 :]}",)
         raise
-    except pl.exceptions.PolarsError as exc:
-        # a malformed CSV is found by the reader mid-run, with no file name: said as the CLI
-        # says it, with the file and line
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        # a malformed CSV (or a compressed file cut short) is found by the reader mid-run, with
+        # no file name: said as the CLI says it, with the file and line
         explained = io.explain(exc, list(plan.paths))
         if explained is None:
             raise

@@ -123,6 +123,13 @@ def fuse_to(
     core.get_norm(norm, m)
     core.resolve_params(m, params)
     check_target(path)
+    # an output on a run's path would replace the run being fused
+    given = list(runs.values()) if isinstance(runs, Mapping) else runs
+    given = [given] if isinstance(given, (str, Path)) else given
+    named = (
+        [r for r in given if isinstance(r, (str, Path))] if isinstance(given, (list, tuple)) else []
+    )
+    report.check_distinct({"output": path}, named)
     stacked = core.stack(
         runs, query=query, doc=doc, score=score, input_format=input_format,
         duplicates=duplicates,

@@ -231,6 +231,7 @@ def build_plan(
     """
     options = Options() if options is None else options
     columns, fmt = options.columns, options.input_format
+    given, given_qrels = data, qrels  # (the files, for messages: TREC files are read below)
     run_files = None
     if io.is_trec(data, fmt, "run"):
         run_files = data
@@ -254,6 +255,12 @@ def build_plan(
     plan = build(data, recipe, Hints(rows_per_query=rows_per_query))
     if run_files is not None and not plan.joined_qrels:  # (the joined table has more rows)
         plan = dataclasses.replace(plan, count_rows=partial(io.count_lines, run_files))
+    # a reader's error or a data rule found mid-run names the file (one run file: the input)
+    runs = given if isinstance(given, (list, tuple)) else [given]
+    files = _paths(*runs, given_qrels)
+    if files and not plan.paths:
+        single = given if not isinstance(given, (list, tuple)) or len(given) != 1 else given[0]
+        plan = dataclasses.replace(plan, paths=files, sources=_sources(single, given_qrels))
     return plan
 
 
