@@ -445,8 +445,6 @@ def _sample(params: list, share: int) -> list:
 
 # known failures, each with the file and function that would need the change (not this
 # sweep's to make): (case, role, command or API kind) -> reason
-_LEAD = "the TREC fast path (io._single_spaced/_single_tabbed) does not send a line with a NUL "
-_LEAD += "byte to the checked path, which refuses it by line"
 _BUDGET = "engines/budget.py: a 1 MB id makes a 14-row table 'need' 8.8 GB (the row width "
 _BUDGET += "estimate), refused under the default 4.4 GB"
 _FUSE_DUPS = "fusion/core.py: the duplicate check runs after stacking, without the run's file"
@@ -454,11 +452,6 @@ _LAZY = "preval.evaluate is lazy: a data rule found when the caller collects say
 _LAZY += "not the file (preval.collect and the commands name it)"
 _COMPARE = "significance.py: 'compare needs at least two systems' does not name the file"
 KNOWN = {
-    **{
-        ("nul-byte", role, c): _LEAD
-        for role in TREC
-        for c in (*READERS[role], "api-evaluate", "api-collect", "api-fuse")
-    },
     **{("very-long-line", "table", c): _BUDGET for c in (*READERS["table"], "api-collect")},
     **{
         ("duplicate-line", r, c): _FUSE_DUPS
