@@ -55,7 +55,7 @@ import polars as pl
 from ..errors import InputError, PrevalError
 from ..options import Hints
 from ..planner import Plan, Recipe, build
-from ..ranking import QUERY, run_starts
+from ..ranking import QUERY, run_number, run_starts
 from ..spill import SpillDirectory
 from .budget import QRELS_COPIES, address_space_limit, row_bytes, shape
 from .checks import ascends, check_across_chunks, check_contiguous
@@ -75,6 +75,13 @@ WORKERS = 2
 READ_AHEAD = 1
 # the column that carries a presorted chunk's run numbers into its plan (`evaluate_chunk`)
 RUN_COLUMN = "__preval_run"
+# A chunk's `prepare`: the chunk (a frame, or a list of parts) and a function that reads the
+# ranking keys of a frame of its rows (`rank_keys_of`) -> the chunk with its groups' rows
+# together in one piece of memory, and whether they are in ranking order too
+Prepare = Callable[
+    [pl.DataFrame | list[pl.DataFrame], Callable[[pl.DataFrame], object]],
+    tuple[pl.DataFrame, bool],
+]
 
 
 def collect_chunked(
@@ -85,7 +92,7 @@ def collect_chunked(
     workers: int = WORKERS,
     chunks: Iterable[pl.DataFrame | list[pl.DataFrame]] | None = None,
     disjoint: bool = False,
-    prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
+    prepare: Prepare | None = None,
     tmp_dir: str | Path | None = None,
     judgments: Judgments | None = None,
     budget: int | None = None,
@@ -213,19 +220,27 @@ def evaluate_chunk(
     recipe: Recipe,
     group: list[str],
     look_for_order: bool,
-    prepare: Callable[[pl.DataFrame | list[pl.DataFrame]], pl.DataFrame] | None = None,
+    prepare: Prepare | None = None,
 ) -> tuple[pl.DataFrame, bool]:
     """The status of the chunk in `box` (taken out), and whether its rows came in ranking
     order (False if not asked).
 
     The chunk arrives in pieces (row groups, the group carried over from the last chunk); it is
     put together here, on a worker thread, first: Polars copies a column in pieces into one in
-    every per-group aggregation that reads it, and gathers from pieces slowly.
+    every per-group aggregation that reads it, and gathers from pieces slowly. `prepare` (see
+    `collect_chunked`) is given the chunk and a function that reads its ranking keys
+    (`rank_keys_of`): when it ranks the rows as it groups them, the plan runs presorted.
     """
     chunk = box.pop()
-    chunk = chunk.rechunk() if prepare is None else flag_sorted(prepare(chunk), group)
     # a chunk cannot know which judged queries other chunks answer: no placeholders here
     hints = Hints(placeholders=recipe.qrels is None)
+    if prepare is None:
+        chunk = chunk.rechunk()
+    else:
+        chunk, ranked = prepare(chunk, partial(rank_keys_of, recipe=recipe, hints=hints))
+        chunk = flag_sorted(chunk, group)
+        if ranked:
+            return evaluate_ranked(chunk, recipe, group, hints), False
     plan = build(chunk, recipe, hints)
     runs = None
     if plan.top_k is not None:
@@ -271,11 +286,7 @@ def evaluate_chunk(
             runs = ranked.select(run_starts(group).sum()).item()
     if in_order or presort:  # no sort in the plan
         hints = dataclasses.replace(hints, presorted=True, contiguous=not sliced)
-    # Polars' default engine streams; a chunk's one aggregation runs faster in memory, but
-    # with qrels the join does not. Streaming maps address space far beyond its data (a
-    # gigabyte for a chunk of megabytes), more than an address-space limit holds
-    streams = recipe.qrels is not None and address_space_limit() is None
-    engine = "auto" if streams else "in-memory"
+    engine = _engine(recipe)
     plan = build(ranked, recipe, hints)
     try:
         status = plan.status.collect(engine=engine)
@@ -287,3 +298,47 @@ def evaluate_chunk(
     groups = status.select(pl.struct(*plan.keys, QUERY).n_unique()).item()
     check_contiguous(ranked, group, runs, groups)
     return status, in_order
+
+
+def rank_keys_of(
+    frame: pl.DataFrame, recipe: Recipe, hints: Hints
+) -> tuple[pl.DataFrame, tuple[bool, ...]] | None:
+    """The ranking keys of `frame`'s rows in its plan (`Plan.rank_keys`, its run numbers
+    meaningless when the groups are not contiguous) and their tie columns' descending flags;
+    None when the plan has none, or may rank only each query's top K rows."""
+    plan = build(frame, recipe, hints)
+    if plan.rank_keys is None or plan.top_k is not None:
+        return None
+    return plan.rank_keys.collect(engine="in-memory"), plan.rank_descending
+
+
+def evaluate_ranked(
+    chunk: pl.DataFrame, recipe: Recipe, group: list[str], hints: Hints
+) -> pl.DataFrame:
+    """The status of `chunk`, whose groups' rows are together and in ranking order (a
+    `prepare` ranked them): its plan runs presorted, each group one run of rows."""
+    sliced = len(group) == 1 and chunk[group[0]].flags["SORTED_ASC"]
+    run_ids = chunk.select(run_number(group)).to_series()
+    runs = int(run_ids[-1]) + 1 if chunk.height else 0
+    if not sliced:
+        chunk = chunk.with_columns(run_ids.alias(RUN_COLUMN))
+    del run_ids
+    hints = dataclasses.replace(
+        hints, presorted=True, contiguous=not sliced, runs=None if sliced else RUN_COLUMN
+    )
+    plan = build(chunk, recipe, hints)
+    status = plan.status.collect(engine=_engine(recipe))
+    groups = status.select(pl.struct(*plan.keys, QUERY).n_unique()).item()
+    check_contiguous(chunk, group, runs, groups)
+    return status
+
+
+def _engine(recipe: Recipe) -> str:
+    """The Polars engine of a chunk's plan.
+
+    Polars' default engine streams; a chunk's one aggregation runs faster in memory, but
+    with qrels the join does not. Streaming maps address space far beyond its data (a
+    gigabyte for a chunk of megabytes), more than an address-space limit holds.
+    """
+    streams = recipe.qrels is not None and address_space_limit() is None
+    return "auto" if streams else "in-memory"

@@ -31,6 +31,7 @@ import polars as pl
 
 from ..errors import InputError
 from ..planner import Plan
+from ..ranking import RANK_BITS
 from ..spill import SpillDirectory
 from .budget import QRELS_COPIES, row_bytes, shape
 from .chunked import CHUNK_ROWS, READ_AHEAD, WORKERS, collect_chunked
@@ -55,6 +56,9 @@ BUCKET_ROWS = CHUNK_ROWS // 2
 PART_ROWS = 200_000
 _BUCKET = "__preval_bucket"
 _KEY = "__preval_key"
+_ROW = "__preval_row"
+# the ranking keys of a bucket's rows and their tie columns' descending flags, or None
+RankKeys = Callable[[pl.DataFrame], "tuple[pl.DataFrame, tuple[bool, ...]] | None"]
 
 
 def collect_partitioned(
@@ -93,7 +97,7 @@ def collect_partitioned(
         progress=progress,
         workers=workers,
         disjoint=True,
-        prepare=partial(group_together_in_parts, group=ev.group),
+        prepare=partial(rank_together_in_parts, group=ev.group),
         tmp_dir=tmp_dir,
     )
     per_row = size / max(rows, 1)
@@ -261,21 +265,131 @@ def group_together_in_parts(
     to end (each part's rows are read from that part's range only). `frame`: a bucket, divided
     here by other bits of the hash than those that made it; or a list of parts already.
     """
+    bucket, heights = _in_parts(frame, group)
+    return _gather_by_part(bucket, heights, partial(_group_order, group=group))
+
+
+def rank_together_in_parts(
+    frame: pl.DataFrame | list[pl.DataFrame], rank_keys: RankKeys, group: list[str]
+) -> tuple[pl.DataFrame, bool]:
+    """A bucket (as `group_together_in_parts` takes it) with each group's rows together and,
+    when `rank_keys` gives the bucket's ranking keys, in ranking order too: one sort per
+    part does both (`_rank_order`), where grouping and then ranking takes two sorts and two
+    copies of the rows. Returns the frame and whether it is ranked.
+
+    `rank_keys`: the packed ranking key of the bucket's rows (`Plan.rank_keys`, whose run
+    numbers, in its high bits, are not read here) and its tie columns' descending flags, or
+    None when the plan has none (then the rows are only grouped).
+    """
+    bucket, heights = _in_parts(frame, group)
+    del frame
+    ranking = rank_keys(bucket)
+    if ranking is None:
+        return _gather_by_part(bucket, heights, partial(_group_order, group=group)), False
+    keys, descending = ranking
+
+    def order(part: pl.DataFrame, offset: int) -> pl.Series:
+        return _rank_order(part, keys.slice(offset, part.height), group, descending)
+
+    return _gather_by_part(bucket, heights, order, with_offset=True), True
+
+
+def _in_parts(
+    frame: pl.DataFrame | list[pl.DataFrame], group: list[str]
+) -> tuple[pl.DataFrame, list[int]]:
+    """A bucket in one piece of memory, its parts one after the other, and the parts' heights
+    (a frame is divided into parts of about `PART_ROWS` rows by its hash, `_bucket_of` level
+    1; a list of parts is taken as it is)."""
     if isinstance(frame, pl.DataFrame):
         parts = math.ceil(frame.height / PART_ROWS)
         if parts <= 1:
-            return group_together(frame.rechunk(), group)
+            return frame.rechunk(), [frame.height]
         frame = frame.with_columns(_bucket_of(group, parts, level=1)).partition_by(
             _BUCKET, include_key=False
         )
     heights = [part.height for part in frame]
-    bucket = pl.concat(frame, rechunk=True)
-    del frame
+    return pl.concat(frame, rechunk=True), heights
+
+
+def _gather_by_part(
+    bucket: pl.DataFrame,
+    heights: list[int],
+    order: Callable[..., pl.Series],
+    *,
+    with_offset: bool = False,
+) -> pl.DataFrame:
+    """`bucket`'s rows gathered once by the orders of its parts (`order` of each part's
+    rows, and of its offset with `with_offset`), put end to end."""
+    if bucket.height == 0:
+        return bucket
     orders, offset = [], 0
     for height in heights:
-        orders.append(_group_order(bucket.slice(offset, height), group) + offset)
+        part = bucket.slice(offset, height)
+        orders.append((order(part, offset) if with_offset else order(part)) + offset)
         offset += height
     return bucket.select(pl.all().gather(pl.concat(orders)))
+
+
+def _rank_order(
+    frame: pl.DataFrame, keys: pl.DataFrame, group: list[str], descending: tuple[bool, ...]
+) -> pl.Series:
+    """The permutation that puts each group's rows of `frame` together and in ranking order:
+    groups by their keys' 64-bit hash, then the score's rank (`keys`: the packed key of
+    `Plan.rank_keys`, whose low `RANK_BITS` bits hold it), then the tie columns of `keys`
+    (`descending` as given, nulls last), then row order, as `presort.permutation` ranks a
+    grouped chunk.
+
+    One UInt128 per row, ``hash * 2**64 + rank * 2**31 + row``, sorted by value (as fast as
+    an Int64 there, and faster than an arg sort); rows whose hash and rank tie (equal 32-bit
+    scores) are put in order by the tie columns on their own. Two groups with one 64-bit
+    hash interleave: the chunked engine's check then raises `NotGroupedError`, never a wrong
+    number (as `_group_order`).
+    """
+    hashed = frame.select(_hash(group)).to_series()
+    ties = keys.columns[1:]
+    parts = keys.select(
+        pl.lit(hashed).alias("h"), (pl.col(keys.columns[0]) % 2**RANK_BITS).alias("r"), *ties
+    )
+    if frame.height >= 2**31:  # (no bucket is this large: a budget keeps them to millions)
+        return parts.select(
+            pl.arg_sort_by(
+                ["h", "r", *ties],
+                descending=[False, False, *descending],
+                nulls_last=True,
+                maintain_order=True,
+                multithreaded=False,
+            )
+        ).to_series()
+    wide = pl.UInt128
+    # rank * 2**31 + row fits 64 bits (rank <= 2**32): one widening, one product, one sum
+    low = pl.col("r").cast(pl.UInt64) * 2**31 + pl.int_range(pl.len(), dtype=pl.UInt64)
+    key = parts.select((pl.col("h").cast(wide) * pl.lit(2**64, wide) + low.cast(wide)).alias(_KEY))
+    # on one thread: two buckets are ranked at once, and a part is too small to split
+    key = key.to_series().sort(multithreaded=False).to_frame()
+    k = pl.col(_KEY)
+    # the row before has the same hash and rank: its key differs in the row's bits alone
+    after = (k.xor(k.shift(1)) < pl.lit(2**31, wide)).fill_null(False)
+    found = key.select(
+        (k & pl.lit(2**31 - 1, wide)).cast(pl.get_index_type()).alias(_ROW),
+        (after | after.shift(-1).fill_null(False)).alias("tied"),
+    )
+    del key
+    rows = found[_ROW]
+    tied = found.select(pl.col("tied").arg_true()).to_series()
+    if tied.is_empty():
+        return rows
+    moved = rows.gather(tied)
+    resorted = (
+        parts[moved]
+        .with_columns(moved.alias(_ROW))
+        .sort(
+            ["h", "r", *ties, _ROW],
+            descending=[False, False, *descending, False],
+            nulls_last=True,  # as `presort.permutation`
+            multithreaded=False,
+        )
+    )
+    return rows.scatter(tied, resorted[_ROW])
 
 
 def group_together(
