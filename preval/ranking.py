@@ -181,7 +181,7 @@ def packed_sort_keys(
     0 .. 2**32 - 2, highest score first, equal floats to equal numbers (-0.0 and 0.0 alike, as
     float comparison has it); a null score (not retrieved) gets 2**32, last. Ties in the key are
     broken by the same doc id key as `sort_keys`. Only ``trec`` ties with 32-bit scores
-    (trec_eval 9): a double needs all 64 bits.
+    (trec_eval 9): a double needs all 64 bits. With no `group`, the key is ``rank32`` alone.
     """
     if ties != "trec" or trec_version >= 10:
         return None
@@ -191,6 +191,8 @@ def packed_sort_keys(
     ascending = pl.when(score < 0).then(-magnitude).otherwise(magnitude)  # -0.0 -> 0
     # a null score stays null through the arithmetic (cheaper than asking)
     rank32 = ((2**31 - 1) - ascending).fill_null(2**32)
+    if not group:  # the score's rank alone, for rows whose groups are not together yet
+        return [rank32, *order[1:]], [False, *descending[1:]]
     run = run_number(group).cast(pl.Int64)
     return [run * 2**RANK_BITS + rank32, *order[1:]], [False, *descending[1:]]
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,8 @@ from hypothesis import strategies as st
 import preval
 from preval import engines
 from preval.engines import partitioned
+from preval.engines.chunked import rank_keys_of
+from preval.options import Hints
 from tests.profiles import examples
 from tests.test_chunked import assert_same, systems
 from tests.test_properties import MEASURES, cases, frames, joined
@@ -117,6 +120,72 @@ def test_example_in_join_order_through_every_path(tmp_path: Path) -> None:
         spilled = partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=3)
         assert_same(spilled, want)
         assert_same(engines.collect(plan, "partitioned"), want)
+
+
+def test_spill_files_compressed_only_when_the_disk_is_short(monkeypatch) -> None:
+    # This disk has room: spill files are written uncompressed; with a spare no disk has, lz4
+    # (smaller files). Either way the spilled buckets give one plan's results.
+    seen = {}
+    real = partitioned.scatter
+
+    def spy(source, group, buckets, folder, *, compression):
+        real(source, group, buckets, folder, compression=compression)
+        seen[compression] = sum(p.stat().st_size for p in Path(folder).rglob("*.ipc"))
+
+    monkeypatch.setattr(partitioned, "scatter", spy)
+    table = shuffled(pl.read_parquet(PARQUET), 5)
+    want = build_plan(PARQUET, ["AP", "P@5"], by="system")
+    plan = build_plan(table, ["AP", "P@5"], by="system")
+    assert_same(partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=3), want)
+    assert list(seen) == ["uncompressed"]
+    monkeypatch.setattr(partitioned, "UNCOMPRESSED_SPARE", 10**9)
+    assert_same(partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=3), want)
+    assert list(seen) == ["uncompressed", "lz4"]
+    assert seen["lz4"] < 0.8 * seen["uncompressed"]
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["q1", "q2", "q3"]),
+            st.one_of(st.none(), st.sampled_from(["d1", "d2", "d10", "d9"])),
+            st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5, 1.5000001, -2.0, 3.0])),
+        ),
+        max_size=60,
+    ),
+    part_rows=st.sampled_from([3, 7, 1000]),
+)
+def test_rank_together_groups_and_ranks_as_trec_eval(rows, part_rows) -> None:
+    # Reference, in plain Python: each query's rows together, ranked by the score as a 32-bit
+    # float descending (null last, -0.0 equal to 0.0), then doc id descending (null last),
+    # then input order; queries in any order. Parts of 3 or 7 rows divide the bucket.
+    frame = pl.DataFrame(rows, schema=["query", "doc", "score"], orient="row").with_columns(
+        pl.int_range(pl.len()).alias("row"), label=pl.lit(1)
+    )
+    plan = build_plan(frame.with_columns(doc=pl.col("doc").fill_null("x")), ["AP"])
+    rank_keys = partial(rank_keys_of, recipe=plan.recipe, hints=Hints())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(partitioned, "PART_ROWS", part_rows)
+        ranked, done = partitioned.rank_together_in_parts(frame, rank_keys, ["query"])
+    assert done
+    assert sorted(ranked["row"]) == list(range(frame.height))  # every row, once
+    assert ranked.equals(frame[ranked["row"]])
+    queries = ranked["query"].to_list()
+    runs = [q for i, q in enumerate(queries) if i == 0 or queries[i - 1] != q]
+    assert len(runs) == len(set(runs))  # each query's rows together
+
+    def f32(x):
+        return None if x is None else float(np.float32(x))
+
+    for q in set(queries):
+        got = ranked.filter(pl.col("query") == q)["row"].to_list()
+        mine = [(i, r) for i, r in enumerate(rows) if r[0] == q]
+        # stable sorts, the last key first: doc descending (a null doc, "", last; Python's
+        # reverse sort keeps equal items in order), then the score descending (null last)
+        mine.sort(key=lambda x: x[1][1] or "", reverse=True)
+        mine.sort(key=lambda x: (f32(x[1][2]) is None, -(f32(x[1][2]) or 0.0)))
+        assert got == [i for i, _ in mine]
 
 
 def test_bad_data_raises_and_leaves_no_spill(tmp_path: Path) -> None:

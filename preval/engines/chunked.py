@@ -303,13 +303,13 @@ def evaluate_chunk(
 def rank_keys_of(
     frame: pl.DataFrame, recipe: Recipe, hints: Hints
 ) -> tuple[pl.DataFrame, tuple[bool, ...]] | None:
-    """The ranking keys of `frame`'s rows in its plan (`Plan.rank_keys`, its run numbers
-    meaningless when the groups are not contiguous) and their tie columns' descending flags;
-    None when the plan has none, or may rank only each query's top K rows."""
+    """The ranking keys of `frame`'s rows in its plan, without their groups
+    (`Plan.rank_scores`), and their tie columns' descending flags; None when the plan has
+    none, or may rank only each query's top K rows."""
     plan = build(frame, recipe, hints)
-    if plan.rank_keys is None or plan.top_k is not None:
+    if plan.rank_scores is None or plan.top_k is not None:
         return None
-    return plan.rank_keys.collect(engine="in-memory"), plan.rank_descending
+    return plan.rank_scores.collect(engine="in-memory"), plan.rank_descending
 
 
 def evaluate_ranked(

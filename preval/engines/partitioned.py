@@ -31,7 +31,6 @@ import polars as pl
 
 from ..errors import InputError
 from ..planner import Plan
-from ..ranking import RANK_BITS
 from ..spill import SpillDirectory
 from .budget import QRELS_COPIES, row_bytes, shape
 from .chunked import CHUNK_ROWS, READ_AHEAD, WORKERS, collect_chunked
@@ -43,8 +42,12 @@ from .reading import balanced, ranges
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
 # Rows read to estimate the input's bytes per row.
 SAMPLE_ROWS = 100_000
-# Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
+# Spill files are Arrow IPC: a bucket is read back at memory speed. lz4-compressed, they take
+# about this share of the rows' bytes in memory...
 SPILL_RATIO = 0.6
+# ...but compressing costs about a third of the scatter's time, and reading back decompresses:
+# they are written uncompressed when the free disk holds this many times their full size
+UNCOMPRESSED_SPARE = 4
 # A spilling sink buffers every bucket it writes: more buckets, more memory (at 100M rows,
 # 500 buckets held several times what 64 did). Larger buckets are divided again when read.
 MAX_BUCKETS = 64
@@ -134,8 +137,10 @@ def collect_partitioned(
         return run(chunks=_drain(buckets_), judgments=judgments)
     spill = SpillDirectory(prefix="preval-buckets-", dir=tmp_dir)
     try:
-        check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
-        scatter(ev.source, keys, buckets, spill.path)
+        compression = spill_compression(spill.path, size)
+        ratio = 1.0 if compression == "uncompressed" else SPILL_RATIO
+        check_free_disk(spill.path, int(size * ratio), rows)
+        scatter(ev.source, keys, buckets, spill.path, compression=compression)
         pieces = spilled_buckets(spill.path, keys, fit.chunk_rows)
         return run(chunks=pieces, judgments=judgments)
     finally:
@@ -277,9 +282,9 @@ def rank_together_in_parts(
     part does both (`_rank_order`), where grouping and then ranking takes two sorts and two
     copies of the rows. Returns the frame and whether it is ranked.
 
-    `rank_keys`: the packed ranking key of the bucket's rows (`Plan.rank_keys`, whose run
-    numbers, in its high bits, are not read here) and its tie columns' descending flags, or
-    None when the plan has none (then the rows are only grouped).
+    `rank_keys`: the ranking key of the bucket's rows without their groups
+    (`Plan.rank_scores`: the score's rank, then tie columns) and the tie columns' descending
+    flags, or None when the plan has none (then the rows are only grouped).
     """
     bucket, heights = _in_parts(frame, group)
     del frame
@@ -334,8 +339,8 @@ def _rank_order(
     frame: pl.DataFrame, keys: pl.DataFrame, group: list[str], descending: tuple[bool, ...]
 ) -> pl.Series:
     """The permutation that puts each group's rows of `frame` together and in ranking order:
-    groups by their keys' 64-bit hash, then the score's rank (`keys`: the packed key of
-    `Plan.rank_keys`, whose low `RANK_BITS` bits hold it), then the tie columns of `keys`
+    groups by their keys' 64-bit hash, then the score's rank (`keys`: `Plan.rank_scores`,
+    its first column the rank, 0 .. 2**32), then the tie columns of `keys`
     (`descending` as given, nulls last), then row order, as `presort.permutation` ranks a
     grouped chunk.
 
@@ -347,9 +352,7 @@ def _rank_order(
     """
     hashed = frame.select(_hash(group)).to_series()
     ties = keys.columns[1:]
-    parts = keys.select(
-        pl.lit(hashed).alias("h"), (pl.col(keys.columns[0]) % 2**RANK_BITS).alias("r"), *ties
-    )
+    parts = keys.select(pl.lit(hashed).alias("h"), pl.col(keys.columns[0]).alias("r"), *ties)
     if frame.height >= 2**31:  # (no bucket is this large: a budget keeps them to millions)
         return parts.select(
             pl.arg_sort_by(
@@ -451,12 +454,27 @@ def check_free_disk(folder: Path, needed: int, rows: int) -> None:
         raise InputError(msg)
 
 
-def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) -> None:
-    """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`."""
+def spill_compression(folder: Path, size: int) -> str:
+    """The compression of spill files of `size` bytes in memory in `folder`: none when its
+    disk has `UNCOMPRESSED_SPARE` times that free, else lz4."""
+    free = shutil.disk_usage(folder).free
+    return "uncompressed" if free >= UNCOMPRESSED_SPARE * size else "lz4"
+
+
+def scatter(
+    source: pl.LazyFrame,
+    group: list[str],
+    buckets: int,
+    folder: Path,
+    *,
+    compression: str = "lz4",
+) -> None:
+    """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`
+    (`compression`: ``"lz4"``, or ``"uncompressed"``, `spill_compression`)."""
     try:
         source.lazy().sink_ipc(
             pl.PartitionBy(folder, key=_bucket_of(group, buckets), include_key=False),
-            compression="lz4",
+            compression=compression,
         )
     except (pl.exceptions.ComputeError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -115,6 +115,9 @@ class Plan:
     # evaluated): the judged queries' keys (internal names, ids as strings), from which the
     # audit counts the judged queries each system did not answer
     judged: pl.LazyFrame | None = None
+    # `rank_keys` without the run numbers (the key is the score's rank alone), for rows whose
+    # groups are not together yet: the partitioned engine groups and ranks them in one sort
+    rank_scores: pl.LazyFrame | None = None
 
     @property
     def measure_names(self) -> list[str]:
@@ -438,7 +441,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         )  # fmt: skip
         status = diversity.attach(status, values, keys, [s.name for s in div_specs])
     source = run_lf.select(list(dict.fromkeys(source_columns)))
-    in_rank_order = rank_keys = None
+    in_rank_order = rank_keys = rank_scores = None
     rank_descending: tuple[bool, ...] = ()
     # the order of the input's own rows; not with labels from qrels or rewritten (VLFeat), nor
     # after a dedupe that reorders rows
@@ -450,13 +453,17 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         )
         if packed is not None and k is None:  # (a top-K plan sorts few rows: it keeps its own)
             (key, *tie_keys), (_, *rank_descending) = packed
-            rank_keys = rows.select(
-                key.alias("_key"), *(tie.alias(f"_tie{i}") for i, tie in enumerate(tie_keys))
+            ties_ = [tie.alias(f"_tie{i}") for i, tie in enumerate(tie_keys)]
+            rank_keys = rows.select(key.alias("_key"), *ties_)
+            (score_key, *_), _ = packed_sort_keys(
+                [], ties, has_doc=has_doc, trec_version=sem.trec_version
             )
+            rank_scores = rows.select(score_key.alias("_key"), *ties_)
     return Plan(
         status, keys, names, all_specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
         paths=_paths(data, qrels), sources=_sources(data, qrels), judged=judged_keys,
+        rank_scores=rank_scores,
     )  # fmt: skip
 
 
