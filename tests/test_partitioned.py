@@ -122,28 +122,6 @@ def test_example_in_join_order_through_every_path(tmp_path: Path) -> None:
         assert_same(engines.collect(plan, "partitioned"), want)
 
 
-def test_spill_files_compressed_only_when_the_disk_is_short(monkeypatch) -> None:
-    # This disk has room: spill files are written uncompressed; with a spare no disk has, lz4
-    # (smaller files). Either way the spilled buckets give one plan's results.
-    seen = {}
-    real = partitioned.scatter
-
-    def spy(source, group, buckets, folder, *, compression):
-        real(source, group, buckets, folder, compression=compression)
-        seen[compression] = sum(p.stat().st_size for p in Path(folder).rglob("*.ipc"))
-
-    monkeypatch.setattr(partitioned, "scatter", spy)
-    table = shuffled(pl.read_parquet(PARQUET), 5)
-    want = build_plan(PARQUET, ["AP", "P@5"], by="system")
-    plan = build_plan(table, ["AP", "P@5"], by="system")
-    assert_same(partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=3), want)
-    assert list(seen) == ["uncompressed"]
-    monkeypatch.setattr(partitioned, "UNCOMPRESSED_SPARE", 10**9)
-    assert_same(partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=3), want)
-    assert list(seen) == ["uncompressed", "lz4"]
-    assert seen["lz4"] < 0.8 * seen["uncompressed"]
-
-
 @settings(max_examples=examples(80), deadline=None)
 @given(
     rows=st.lists(

@@ -42,12 +42,8 @@ from .reading import balanced, ranges
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
 # Rows read to estimate the input's bytes per row.
 SAMPLE_ROWS = 100_000
-# Spill files are Arrow IPC: a bucket is read back at memory speed. lz4-compressed, they take
-# about this share of the rows' bytes in memory...
+# Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
 SPILL_RATIO = 0.6
-# ...but compressing costs about a third of the scatter's time, and reading back decompresses:
-# they are written uncompressed when the free disk holds this many times their full size
-UNCOMPRESSED_SPARE = 4
 # A spilling sink buffers every bucket it writes: more buckets, more memory (at 100M rows,
 # 500 buckets held several times what 64 did). Larger buckets are divided again when read.
 MAX_BUCKETS = 64
@@ -137,10 +133,8 @@ def collect_partitioned(
         return run(chunks=_drain(buckets_), judgments=judgments)
     spill = SpillDirectory(prefix="preval-buckets-", dir=tmp_dir)
     try:
-        compression = spill_compression(spill.path, size)
-        ratio = 1.0 if compression == "uncompressed" else SPILL_RATIO
-        check_free_disk(spill.path, int(size * ratio), rows)
-        scatter(ev.source, keys, buckets, spill.path, compression=compression)
+        check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
+        scatter(ev.source, keys, buckets, spill.path)
         pieces = spilled_buckets(spill.path, keys, fit.chunk_rows)
         return run(chunks=pieces, judgments=judgments)
     finally:
@@ -454,27 +448,12 @@ def check_free_disk(folder: Path, needed: int, rows: int) -> None:
         raise InputError(msg)
 
 
-def spill_compression(folder: Path, size: int) -> str:
-    """The compression of spill files of `size` bytes in memory in `folder`: none when its
-    disk has `UNCOMPRESSED_SPARE` times that free, else lz4."""
-    free = shutil.disk_usage(folder).free
-    return "uncompressed" if free >= UNCOMPRESSED_SPARE * size else "lz4"
-
-
-def scatter(
-    source: pl.LazyFrame,
-    group: list[str],
-    buckets: int,
-    folder: Path,
-    *,
-    compression: str = "lz4",
-) -> None:
-    """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`
-    (`compression`: ``"lz4"``, or ``"uncompressed"``, `spill_compression`)."""
+def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) -> None:
+    """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`."""
     try:
         source.lazy().sink_ipc(
             pl.PartitionBy(folder, key=_bucket_of(group, buckets), include_key=False),
-            compression=compression,
+            compression="lz4",
         )
     except (pl.exceptions.ComputeError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
