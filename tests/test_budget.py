@@ -19,9 +19,9 @@ MiB = 2**20
 
 def test_scatter_bytes_reads_row_groups_and_holds_a_batch_per_bucket() -> None:
     # 100M rows of 32 bytes, row groups of 1M rows, 50 buckets:
-    # 32 x (10 x 1M + 3 x 16,384 x 50) = 32 x (10,485,760 + 2,457,600) = 414,187,520 bytes
+    # 32 x (12 x 1M + 3 x 16,384 x 50) = 32 x (12,582,912 + 2,457,600) = 481,296,384 bytes
     got = budget.scatter_bytes(50, 32.0, 1_048_576, 32.0 * 100_000_000)
-    assert got == 32 * (10 * 1_048_576 + 3 * 16_384 * 50)
+    assert got == 481_296_384
     # never more than the input's own rows: 1,000 rows read and written into 8 buckets hold
     # 32 x (1,000 + 3 x 1,000) bytes
     assert budget.scatter_bytes(8, 32.0, 1_048_576, 32_000.0) == 32 * (1_000 + 3 * 1_000)
@@ -43,23 +43,23 @@ def test_the_fewest_buckets_whose_bucket_fits_its_share() -> None:
 
 def test_spill_buckets_picks_the_fewest_or_says_what_the_limit_needs() -> None:
     size, row = 3200 * MiB, 32.0  # 100M rows of 32 bytes in row groups of 1M rows
-    # 704 MB: 50 buckets of 64 MB; their scatter, 32 x (10 x 1M + 3 x 16,384 x 50) = 395 MB,
+    # 704 MB: 50 buckets of 64 MB; their scatter, 32 x (12 x 1M + 3 x 16,384 x 50) = 459 MB,
     # fits
     assert budget.spill_buckets(704 * MiB, size, row, read_rows=1_048_576) == 50
-    # 390 MB: buckets of 64 MB would not fit (395 MB); of 390 / 4 = 97.5 MB, 33 at least;
-    # the most that fit: 320 + 1.5 x B <= 390, B = 46
-    assert budget.spill_buckets(390 * MiB, size, row, read_rows=1_048_576) == 46
-    # 192 MB: the row groups alone take 32 x 10 x 1M = 320 MB: refused in one line, naming
+    # 450 MB: buckets of 64 MB would not fit (459 MB); of 450 / 4 = 112.5 MB, 29 at least;
+    # the most that fit: 384 + 1.5 x B <= 450, B = 44
+    assert budget.spill_buckets(450 * MiB, size, row, read_rows=1_048_576) == 44
+    # 192 MB: the row groups alone take 32 x 12 x 1M = 384 MB: refused in one line, naming
     # the least limit that fits. For a budget b a bucket takes at most b / 4, so
-    # B = ceil(3200 / (b / 4)) buckets at least, and 320 MB + 1.5 MB x B <= b: at b = 380 MB,
-    # B = 34 and 320 + 51 = 371 (fits); at b = 370 MB, B = 35 and 372.5 (does not); plus
-    # BASE_RSS (320 MB): between 690 and 700 MB
+    # B = ceil(3200 / (b / 4)) buckets at least, and 384 MB + 1.5 MB x B <= b: at b = 430 MB,
+    # B = 30 and 384 + 45 = 429 (fits); at b = 425 MB, B = 31 and 430.5 (does not); plus
+    # BASE_RSS (320 MB): between 745 and 750 MB
     with pytest.raises(InputError) as refused:
         budget.spill_buckets(192 * MiB, size, row, read_rows=1_048_576, what="this input")
     (line,) = str(refused.value).splitlines()
     assert "cannot be evaluated within the memory limit of 512 MB" in line
     needed = int(line.split("needs at least ")[1].split(" MB")[0])
-    assert 370 + 320 <= needed <= 380 + 320
+    assert 425 + 320 <= needed <= 430 + 320
     # what the line names is enough: that budget fits
     data = (needed - 320) * MiB
     assert budget.spill_buckets(data, size, row, read_rows=1_048_576) >= 1

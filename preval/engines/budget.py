@@ -29,9 +29,9 @@ bytes a row, 917 MB in all at 64 buckets and 100M rows). Measured with
 scatter alone: at 24 bytes a row in row groups of 123k rows, 225 / 271 / 325 / 382 MB for
 1 / 64 / 128 / 256 buckets (0.6 MB a bucket: 1.6 x 16,384 x 24 bytes); in row groups of 1M
 rows at 32 bytes a row, 421 MB for 8 buckets (10M rows) and 472-517 MB for 1-64 buckets (100M
-rows), about six decoded row groups above the 10M floor; and up to about 600 MB within a whole
-run (41-50 buckets, the sample and row count read first). With `BASE_RSS` the constants below
-give 690 MB for that run.
+rows), about six decoded row groups above the 10M floor; and up to 655 MB within a whole run
+(36-50 buckets, the sample and row count read first; 680MB was kept with 10 row groups in the
+model). With `BASE_RSS` the constants below give 740 MB for that run.
 Then each bucket is read back whole, divided into chunks and evaluated: B is the fewest
 buckets for which a bucket takes at most `BUCKET_SHARE` of the budget (the rest for its
 evaluation) and at most `BUCKET_BYTES`, and the scatter of that many must fit; else one line
@@ -81,8 +81,8 @@ SCATTER_BATCH_ROWS = 16_384
 # a bucket's writer holds this many times its batch's bytes (measured 1.6)
 SCATTER_COPIES = 3
 # decoded row groups the Parquet reader holds while it streams into the sink (measured ~6;
-# in a process that read a sample first, up to ~8)
-SCATTER_READ_GROUPS = 10
+# in a whole run, up to ~10: 655 MB at 680MB with 10)
+SCATTER_READ_GROUPS = 12
 # rows the reader decodes at once when the row groups are not known (not a Parquet file):
 # Parquet's usual row group (pyarrow, Spark's 128 MB)
 READ_ROWS = 1_048_576
