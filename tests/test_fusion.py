@@ -499,9 +499,9 @@ def test_out_of_core_equals_in_memory(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="within the memory limit of 0 MB"):
         writers.fuse_to(runs, small, "rrf", memory_limit=100_000, tmp_dir=tmp_path)
     assert not small.exists()
-    # runs too large for the budget (here: 2 MB of data, pieces of 1,000 rows at least) take
+    # runs too large for the budget (here: 4 MB of data, pieces of 1,000 rows at least) take
     # the spilled path by themselves
-    monkeypatch.setattr(writers, "DEFAULT_MEMORY_LIMIT", 2 * 2**20)
+    monkeypatch.setattr(writers, "DEFAULT_MEMORY_LIMIT", 4 * 2**20)
     monkeypatch.setattr(writers, "MIN_CHUNK_ROWS", 1_000)
     monkeypatch.setattr(writers, "spilled_buckets", spied := _Spy(writers.spilled_buckets))
     writers.fuse_to(runs, small, "rrf", tmp_dir=tmp_path)
