@@ -48,6 +48,10 @@ TABLES = {".parquet", ".pq", ".csv", ".tsv"}
 # in memory when the stacked rows take at most this share of the budget (3M stacked rows of
 # 19.8 bytes, 56 MB, fused by RRF on the streaming engine: 500 MB more resident, ~9x)
 IN_MEMORY_SHARE = 12
+# fused parts merged at once (fewer when the budget says so), each holding about this much
+# while merged (measured: 126 parts of ~800k fused rows, 5.7 GB)
+MERGE_FAN_IN = 8
+MERGE_PART_BYTES = 64 * 2**20
 # the most rows of a bucket fused at once out of core (fewer when the budget says so): the
 # fused pieces are merged at the end, one record batch of each at a time
 BUCKET_ROWS = 4_000_000
@@ -192,6 +196,23 @@ def fuse_to(
             fused.write_ipc(part, compression="lz4", record_batch_size=SCATTER_BATCH_ROWS)
             del fused
             parts.append(part)
+        # merged a few parts at a time into files first: a streaming merge holds tens of MB of
+        # each of its inputs (126 parts at once held 5.7 GB)
+        fan_in = max(2, min(MERGE_FAN_IN, int(BUCKET_SHARE * limit / MERGE_PART_BYTES)))
+        level = 0
+        while len(parts) > fan_in:
+            level += 1
+            merged_parts = []
+            for j in range(0, len(parts), fan_in):
+                group = parts[j : j + fan_in]
+                out = spill.path / f"merged-{level}-{j:05d}.ipc"
+                _merge([pl.scan_ipc(p) for p in group], stacked).sink_ipc(
+                    out, compression="lz4", record_batch_size=SCATTER_BATCH_ROWS
+                )
+                for done in group:
+                    done.unlink()
+                merged_parts.append(out)
+            parts = merged_parts
         merged = _merge([pl.scan_ipc(p) for p in parts], stacked)
         write(_named(merged, stacked.columns), path, tag=tag)
         return sum(pl.scan_ipc(p).select(pl.len()).collect().item() for p in parts)
