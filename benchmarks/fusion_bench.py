@@ -4,12 +4,18 @@
         --ranx-python /work/venv-fuse/bin/python [--methods rrf comb_mnz]
     python benchmarks/fusion_bench.py --lines 100000000 --runs 3 --order join \
         --memory-limit 2GB --no-ranx
+    python benchmarks/fusion_bench.py --lines 100000000 --runs 3 --order join \
+        --format parquet --out parquet --memory-limit 2GB --no-ranx --methods rrf
 
 Data: `--runs` TREC run files of `--lines` lines each, `--depth` documents per query (string
 ids ``q0000123`` / ``d0004567``; each run draws its documents of a query from a pool of
 2 x depth, so runs overlap and miss documents; scores with 3 decimals: ties). ``--order join``
 writes the lines in random order (what a join or a Spark job writes) instead of grouped by
-query. Files are cached in ``benchmarks/.data/``.
+query. ``--format parquet``: Parquet runs from ``benchmarks/generate.py`` instead (seeds 0, 1,
+...: every run ranks the same documents of a query with other scores), which it writes out of
+core at 100M rows and more. Files are cached in ``benchmarks/.data/`` (delete them when done).
+The output is a TREC run, or a Parquet table with ``--out parquet``; the temporary folder of
+outputs is removed at the end.
 
 Each tool runs as its own process (interpreter start-up, imports, reading, fusing and writing
 included); its wall time and peak RSS (``ru_maxrss`` from ``os.wait4`` of that child) are
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -96,6 +103,22 @@ def make_runs(lines: int, runs: int, depth: int, order: str, seed: int = 0) -> l
     return paths
 
 
+def make_parquet_runs(lines: int, runs: int, order: str) -> list[Path]:
+    """`runs` Parquet runs of `lines` rows from ``benchmarks/generate.py`` (query, doc, score,
+    label; seeds 0, 1, ...: the same documents per query, other scores), for sizes the TREC
+    writer above takes too long to write; generated out of core, in `order`."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    paths = [DATA / f"fuse_pq_l{lines}_{order}_s{i}.parquet" for i in range(runs)]
+    for i, path in enumerate(paths):
+        if not path.exists():
+            subprocess.run(
+                [sys.executable, str(ROOT / "benchmarks" / "generate.py"), "--rows", str(lines),
+                 "--out", str(path), "--order", order, "--seed", str(i)],
+                check=True, stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+    return paths
+
+
 def run_child(cmd: list[str], timeout: float) -> tuple[float, float, float, int]:
     """Wall seconds, CPU seconds (user + system), peak RSS (MB) and exit code of `cmd` run as
     one child (on a shared machine the CPU time says more than the wall time)."""
@@ -130,12 +153,20 @@ def main() -> None:
     ap.add_argument("--ranx-python", default=None, help="a Python with ranx 0.3.21")
     ap.add_argument("--no-ranx", action="store_true")
     ap.add_argument("--memory-limit", default=None, help="preval's --memory-limit, e.g. 2GB")
+    ap.add_argument(
+        "--format", choices=("trec", "parquet"), default="trec",
+        help="the runs' format: parquet for 100M rows and more (generate.py writes them)",
+    )  # fmt: skip
+    ap.add_argument("--out", choices=("trec", "parquet"), default="trec", help="output format")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=3600)
     args = ap.parse_args()
 
     t = time.perf_counter()
-    paths = make_runs(args.lines, args.runs, args.depth, args.order)
+    if args.format == "parquet":
+        paths = make_parquet_runs(args.lines, args.runs, args.order)
+    else:
+        paths = make_runs(args.lines, args.runs, args.depth, args.order)
     print(f"data: {args.runs} runs x {args.lines:,} lines ({args.order}), "
           f"{sum(p.stat().st_size for p in paths) / 2**20:.0f} MB, "
           f"ready in {time.perf_counter() - t:.1f} s")  # fmt: skip
@@ -144,7 +175,7 @@ def main() -> None:
     rows = []
     for method in args.methods:
         norm = norms.get(method, "min-max")
-        out = out_dir / f"{method}.run"
+        out = out_dir / f"{method}.{'parquet' if args.out == 'parquet' else 'run'}"
         preval_cmd = [sys.executable, "-m", "preval", "fuse", *map(str, paths), "--method",
                       method, "--norm", norm, "-o", str(out)]  # fmt: skip
         if args.memory_limit:
@@ -166,6 +197,7 @@ def main() -> None:
             rows.append((method, norm, tool, *(best or (float("nan"),) * 3)))
             print(f"{method:<9} {norm:<8} {tool:<7} {rows[-1][3]:8.1f} s wall "
                   f"{rows[-1][4]:8.1f} s cpu {rows[-1][5]:8.0f} MB", flush=True)  # fmt: skip
+    shutil.rmtree(out_dir, ignore_errors=True)
     print("\n| method | norm | tool | wall (s) | CPU (s) | peak RSS (MB) |")
     print("| --- | --- | --- | ---: | ---: | ---: |")
     for method, norm, tool, wall, cpu, rss in rows:

@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/memory_limit.py --rows 10000000 --limits 512MB 1GB 2GB \
-        [--orders grouped join] [--data /tmp/preval-memory] [--address-space]
+        [--orders grouped join] [--data /tmp/preval-memory] [--address-space] [--no-baseline]
+    python benchmarks/memory_limit.py --rows 100000000 --orders join --scatter 1 8 64
 
 For each size and row order (``grouped`` by query, or ``join``: rows in random order) a Parquet
 file is generated once with ``benchmarks/generate.py`` (kept in ``--data``; delete it when
@@ -12,6 +13,8 @@ limit, each in its own process: the table gives its exit, wall time and peak RSS
 ``ru_maxrss``), and whether the peak kept the limit. ``--address-space`` also sets RLIMIT_AS to
 the limit plus 1.5 GiB (what Polars reserves beyond its data, docs/engines.md). A limit the
 input cannot be evaluated within is refused in one line before any work: shown as "refused".
+``--scatter B...`` measures instead the partitioned engine's scatter alone (``sink_ipc`` into B
+bucket files) on each file: the constants of the scatter in ``preval/engines/budget.py``.
 """
 
 from __future__ import annotations
@@ -68,6 +71,33 @@ def run(path: Path, limit: str | None, address_space: int) -> dict:
     return json.loads(done.stdout)
 
 
+# the partitioned engine's scatter alone, as the engine runs it: peak RSS and seconds
+SCATTER = """
+import resource, sys, tempfile, time
+from pathlib import Path
+import polars as pl
+from preval.engines.partitioned import scatter
+path, buckets = sys.argv[1], int(sys.argv[2])
+with tempfile.TemporaryDirectory() as folder:
+    start = time.perf_counter()
+    scatter(pl.scan_parquet(path), ["query"], buckets, Path(folder))
+    took = time.perf_counter() - start
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, f"{took:.1f}")
+"""
+
+
+def scatter_only(path: Path, buckets: list[int]) -> None:
+    """Peak RSS of `scatter` alone into each number of `buckets` (the model's constants)."""
+    print("| file | buckets | peak RSS (MB) | time (s) |\n| --- | ---: | ---: | ---: |")
+    for b in buckets:
+        done = subprocess.run(
+            [sys.executable, "-c", SCATTER, str(path), str(b)],
+            capture_output=True, text=True, check=True, cwd=ROOT,
+        )  # fmt: skip
+        rss, took = done.stdout.split()
+        print(f"| {path.name} | {b} | {rss} | {took} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
@@ -75,13 +105,23 @@ def main() -> None:
     parser.add_argument("--limits", nargs="+", default=["512MB", "1GB", "2GB"])
     parser.add_argument("--data", type=Path, default=Path("/tmp/preval-memory"))
     parser.add_argument("--address-space", action="store_true")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the run without a limit")
+    parser.add_argument(
+        "--scatter", type=int, nargs="+", default=None, metavar="BUCKETS",
+        help="measure the partitioned engine's scatter alone into these bucket counts",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.scatter:
+        for rows in args.rows:
+            for order in args.orders:
+                scatter_only(data_file(rows, order, args.data), args.scatter)
+        return
     print("| rows | order | --memory-limit | exit | time (s) | peak RSS (MB) | kept |")
     print("| ---: | --- | ---: | --- | ---: | ---: | --- |")
     for rows in args.rows:
         for order in args.orders:
             path = data_file(rows, order, args.data)
-            for limit in [None, *args.limits]:
+            for limit in [*([] if args.no_baseline else [None]), *args.limits]:
                 space = 0
                 if limit is not None and args.address_space:
                     space = parse_size(limit) + 3 * 2**29

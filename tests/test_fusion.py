@@ -476,6 +476,17 @@ def test_cli_fuse(tmp_path):
     assert all(name in listing.stdout for name in [*RANX_METHODS, *RANX_NORMS])
 
 
+class _Spy:
+    """A function that counts its calls."""
+
+    def __init__(self, function):
+        self.function, self.calls = function, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.function(*args, **kwargs)
+
+
 def test_out_of_core_equals_in_memory(tmp_path, monkeypatch):
     """Spilled into buckets by query and merged back, the fused run is the in-memory one."""
     runs = [ROOT / "fixtures/trec/bm25.run", ROOT / "fixtures/trec/hybrid.run.gz"]
@@ -489,10 +500,24 @@ def test_out_of_core_equals_in_memory(tmp_path, monkeypatch):
     writers.fuse_to(runs, divided, "comb_mnz", norm="min-max", buckets=2)
     assert divided.read_text() == whole.read_text()
     divided.unlink()
+    # many parts merged a few at a time, through files, give the same run
+    monkeypatch.setattr(writers, "MERGE_FAN_IN", 2)
+    writers.fuse_to(runs, divided, "comb_mnz", norm="min-max", buckets=7)
+    assert divided.read_text() == whole.read_text()
+    divided.unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spilled.run", "whole.run"]
-    # a tiny memory limit takes the spilled path by itself
+    # a limit below what the process takes beside its data is refused before any work
     small = tmp_path / "small.parquet"
-    writers.fuse_to(runs, small, "rrf", memory_limit=100_000, tmp_dir=tmp_path)
+    with pytest.raises(InputError, match="within the memory limit of 0 MB"):
+        writers.fuse_to(runs, small, "rrf", memory_limit=100_000, tmp_dir=tmp_path)
+    assert not small.exists()
+    # runs too large for the budget (here: 4 MB of data, pieces of 1,000 rows at least) take
+    # the spilled path by themselves
+    monkeypatch.setattr(writers, "DEFAULT_MEMORY_LIMIT", 4 * 2**20)
+    monkeypatch.setattr(writers, "MIN_CHUNK_ROWS", 1_000)
+    monkeypatch.setattr(writers, "spilled_buckets", spied := _Spy(writers.spilled_buckets))
+    writers.fuse_to(runs, small, "rrf", tmp_dir=tmp_path)
+    assert spied.calls == 1
     expected = preval.fuse(runs, "rrf").collect()
     assert pl.read_parquet(small).equals(expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == [

@@ -13,11 +13,37 @@ same model (its in-memory path also holds the whole input once). Under an addres
 the budget is what the limit leaves after `BASE_ADDRESS` (shared libraries, thread stacks, the
 allocators' arenas), divided by `ADDRESS_PER_BYTE` (the allocator maps more than it fills).
 The constants are measured (benchmarks/results.md, "memory limit") with some margin.
+
+Spilling (the partitioned engine's input, and a fusion, too large for memory) is a second
+phase with its own peak, the scatter: one streaming pass of Polars' ``sink_ipc`` into B bucket
+files (`spill_buckets`), modelled as::
+
+    scatter ≈ BASE_RSS + held + row_bytes × (SCATTER_READ_GROUPS × read_rows
+                                              + SCATTER_COPIES × SCATTER_BATCH_ROWS × B)
+
+The reader decodes whole row groups of a Parquet file (`read_rows`, the largest of them) and
+holds several at once; each bucket's writer holds a record batch of `SCATTER_BATCH_ROWS` rows
+(the batch size the sink is given: with Polars' default batch a bucket held about 6 MB at 32
+bytes a row, 917 MB in all at 64 buckets and 100M rows). Measured with
+``benchmarks/memory_limit.py --scatter`` (results.md, "2026-11-26 (evening)"), peak RSS of the
+scatter alone: at 24 bytes a row in row groups of 123k rows, 225 / 271 / 325 / 382 MB for
+1 / 64 / 128 / 256 buckets (0.6 MB a bucket: 1.6 x 16,384 x 24 bytes); in row groups of 1M
+rows at 32 bytes a row, 421 MB for 8 buckets (10M rows) and 472-517 MB for 1-64 buckets (100M
+rows), about six decoded row groups above the 10M floor; and up to 655 MB within a whole run
+(36-50 buckets, the sample and row count read first; 680MB was kept with 10 row groups in the
+model). With `BASE_RSS` the constants below give 740 MB for that run.
+Then each bucket is read back whole, divided into chunks and evaluated: B is the fewest
+buckets for which a bucket takes at most `BUCKET_SHARE` of the budget (the rest for its
+evaluation) and at most `BUCKET_BYTES`, and the scatter of that many must fit; else one line
+says the limit the input needs (`spill_buckets`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 
@@ -50,6 +76,23 @@ SAMPLE_ROWS = 50_000
 TEXT_ADDRESS_PER_BYTE = 6
 # the least address space (RLIMIT_AS) any evaluation runs in: `BASE_ADDRESS` and a little data
 MIN_ADDRESS_SPACE = 1536 * MiB
+# rows of each record batch a spilling sink writes (`scatter`): the buffer each bucket holds
+SCATTER_BATCH_ROWS = 16_384
+# a bucket's writer holds this many times its batch's bytes (measured 1.6)
+SCATTER_COPIES = 3
+# decoded row groups the Parquet reader holds while it streams into the sink (measured ~6;
+# in a whole run, up to ~10: 655 MB at 680MB with 10)
+SCATTER_READ_GROUPS = 12
+# rows the reader decodes at once when the row groups are not known (not a Parquet file):
+# Parquet's usual row group (pyarrow, Spark's 128 MB)
+READ_ROWS = 1_048_576
+# a spilled bucket takes at most this share of the data budget (the rest: its evaluation) ...
+BUCKET_SHARE = 0.25
+# ... and at most this many bytes in memory, however large the budget (more buckets cost the
+# scatter little, a larger bucket costs its evaluation more)
+BUCKET_BYTES = 64 * MiB
+# the most buckets the sink writes at once (files open, and their batches)
+MAX_BUCKETS = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,3 +197,87 @@ def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> 
 
 def _mb(size: float) -> str:
     return f"{size / 2**30:.1f} GB" if size >= 2**30 else f"{size / MiB:.0f} MB"
+
+
+def read_rows(paths: Sequence[str | Path] = ()) -> int:
+    """The rows a reader decodes at once from `paths`: the largest row group of the Parquet
+    files among them (their footers only), else `READ_ROWS`."""
+    return _row_group_rows(paths)
+
+
+def _row_group_rows(paths: Sequence[str | Path]) -> int:
+    files = [Path(p) for p in paths if Path(p).suffix.lower() in (".parquet", ".pq")]
+    files = [f for f in files if f.is_file()]
+    if not files:
+        return READ_ROWS
+    import pyarrow.parquet as pq
+
+    most = 0
+    for f in files:
+        try:
+            meta = pq.ParquetFile(f).metadata
+        except (OSError, ValueError):  # (the reader says what is wrong, with the file)
+            return READ_ROWS
+        most = max([most, *(meta.row_group(i).num_rows for i in range(meta.num_row_groups))])
+    return most or READ_ROWS
+
+
+def scatter_bytes(buckets: int, row_bytes: float, read_rows: int, size: float) -> float:
+    """Resident bytes of data while `size` bytes of rows are written into `buckets` bucket
+    files (module docstring; no term above the input's own bytes)."""
+    rows = size / max(row_bytes, 1.0)
+    reading = min(SCATTER_READ_GROUPS * read_rows, rows)
+    writing = SCATTER_COPIES * min(SCATTER_BATCH_ROWS * buckets, rows)
+    return row_bytes * (reading + writing)
+
+
+def fewest_buckets(
+    budget: float, size: float, held: float = 0, *, most: float | None = None
+) -> int:
+    """The fewest buckets of `size` bytes in all for which a bucket takes at most
+    `BUCKET_SHARE` of what `budget` leaves after `held`, and at most `most` bytes."""
+    share = BUCKET_SHARE * (budget - held)
+    if most is not None:
+        share = min(share, most)
+    return max(1, math.ceil(size / share)) if share > 0 else MAX_BUCKETS + 1
+
+
+def spill_buckets(
+    budget: int,
+    size: float,
+    row_bytes: float,
+    *,
+    held: float = 0,
+    read_rows: int = READ_ROWS,
+    what: str = "this input",
+    text: bool = False,
+) -> int:
+    """How many buckets to spill `size` bytes (in memory) of rows into, within `budget` bytes
+    of data of which `held` are taken throughout (separate qrels).
+
+    A bucket takes at most `BUCKET_SHARE` of the budget (its evaluation, the rest), so that
+    many buckets at least; as many as buckets of `BUCKET_BYTES` (or 1/`MAX_BUCKETS` of the
+    input) when their scatter fits (`scatter_bytes`), else the most that fits. Raise
+    `InputError`, the one line of `too_little` with the limit it would take, when even the
+    fewest do not fit."""
+
+    def least(b: float) -> int:
+        return fewest_buckets(b, size, held)
+
+    def fits(b: float) -> bool:
+        n = least(b)
+        return n <= MAX_BUCKETS and held + scatter_bytes(n, row_bytes, read_rows, size) <= b
+
+    if fits(budget):
+        wanted = fewest_buckets(budget, size, held, most=max(BUCKET_BYTES, size / MAX_BUCKETS))
+        n = max(wanted, least(budget))
+        while n > least(budget) and held + scatter_bytes(n, row_bytes, read_rows, size) > budget:
+            n -= 1
+        return n
+    low, high = budget, max(budget, 1) * 2
+    while not fits(high):
+        low, high = high, high * 2
+    while high - low > MiB:  # the least budget that fits, to the megabyte
+        middle = (low + high) / 2
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    raise too_little(budget, high, what, text=text)

@@ -32,7 +32,7 @@ import polars as pl
 from ..errors import InputError
 from ..planner import Plan
 from ..spill import SpillDirectory
-from .budget import QRELS_COPIES, row_bytes, shape
+from .budget import QRELS_COPIES, SCATTER_BATCH_ROWS, read_rows, row_bytes, shape, spill_buckets
 from .chunked import CHUNK_ROWS, READ_AHEAD, WORKERS, collect_chunked
 from .judgments import Judgments, by_value, read_qrels
 from .reading import balanced, ranges
@@ -44,9 +44,6 @@ DEFAULT_MEMORY_LIMIT = 4 * 2**30
 SAMPLE_ROWS = 100_000
 # Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
 SPILL_RATIO = 0.6
-# A spilling sink buffers every bucket it writes: more buckets, more memory (at 100M rows,
-# 500 buckets held several times what 64 did). Larger buckets are divided again when read.
-MAX_BUCKETS = 64
 # Rows per bucket: half the chunked engine's chunk, as a bucket is copied once more than a
 # chunk (grouped, then ranked) while the rest of the input is still held
 BUCKET_ROWS = CHUNK_ROWS // 2
@@ -112,8 +109,10 @@ def collect_partitioned(
         batch_rows = balanced(rows, fit.chunk_rows, fit.workers)
         n = max(1, math.ceil(rows / batch_rows))
     else:
-        if buckets is None:
-            buckets = min(MAX_BUCKETS, max(n, math.ceil(4 * size / limit)))
+        what = f"this input ({rows:,} rows, spilled to disk)"
+        if buckets is None:  # the fewest whose scatter and evaluation fit (`spill_buckets`)
+            buckets = spill_buckets(limit, size, per_row, held=held, what=what, text=text,
+                                    read_rows=read_rows(ev.paths))  # fmt: skip
         # a spilled bucket is held whole while it is divided into pieces of `chunk_rows`
         what = f"this input ({rows:,} rows, spilled in {buckets} buckets)"
         fit = shape(limit - held - size // buckets, per_row, chunk_rows=chunk_rows,
@@ -451,9 +450,12 @@ def check_free_disk(folder: Path, needed: int, rows: int) -> None:
 def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) -> None:
     """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`."""
     try:
+        # each bucket's writer holds one record batch: small ones keep the sink's memory
+        # (`budget.scatter_bytes`) nearly that of its reader, whatever the buckets
         source.lazy().sink_ipc(
             pl.PartitionBy(folder, key=_bucket_of(group, buckets), include_key=False),
             compression="lz4",
+            record_batch_size=SCATTER_BATCH_ROWS,
         )
     except (pl.exceptions.ComputeError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -12,7 +12,6 @@ the fused buckets are then merged by query (Polars' streaming ``merge_sorted``) 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,10 +20,18 @@ from typing import Any
 import polars as pl
 
 from .. import io, report
+from ..engines import address_space
+from ..engines.budget import (
+    BUCKET_SHARE,
+    MIN_CHUNK_ROWS,
+    SCATTER_BATCH_ROWS,
+    data_budget,
+    read_rows,
+    spill_buckets,
+    too_little,
+)
 from ..engines.partitioned import (
-    BUCKET_ROWS,
     DEFAULT_MEMORY_LIMIT,
-    MAX_BUCKETS,
     SAMPLE_ROWS,
     SPILL_RATIO,
     check_free_disk,
@@ -38,8 +45,16 @@ from .core import DOC, QUERY, RANK, ROW, SCORE
 
 TABLES = {".parquet", ".pq", ".csv", ".tsv"}
 # the fused plan holds several copies of its input (ranks, the runs side by side, the sort):
-# in memory when the stacked rows take at most this share of the budget
-IN_MEMORY_SHARE = 6
+# in memory when the stacked rows take at most this share of the budget (3M stacked rows of
+# 19.8 bytes, 56 MB, fused by RRF on the streaming engine: 500 MB more resident, ~9x)
+IN_MEMORY_SHARE = 12
+# fused parts merged at once (fewer when the budget says so), each holding about this much
+# while merged (measured: 126 parts of ~800k fused rows, 5.7 GB)
+MERGE_FAN_IN = 8
+MERGE_PART_BYTES = 64 * 2**20
+# the most rows of a bucket fused at once out of core (fewer when the budget says so): the
+# fused pieces are merged at the end, one record batch of each at a time
+BUCKET_ROWS = 4_000_000
 
 
 def is_table(path: str | Path) -> bool:
@@ -114,10 +129,13 @@ def fuse_to(
     duplicates: str = "error",
     **params: Any,
 ) -> int:
-    """Fuse `runs` and write the result to `path` (`write`) within `memory_limit` bytes
-    (default: the partitioned engine's, 4 GB): in memory when the stacked runs take at most
-    1/`IN_MEMORY_SHARE` of it, else out of core (module docstring); `buckets` forces the spilled
-    path with that many buckets. Returns the fused rows written."""
+    """Fuse `runs` and write the result to `path` (`write`) within `memory_limit` bytes of
+    peak resident memory (without one, 4 GB of data, the partitioned engine's default): in
+    memory when the stacked runs take at most 1/`IN_MEMORY_SHARE` of what the limit leaves for
+    data (`engines.budget.data_budget`), else out of core (module docstring) in the buckets of
+    the engines' memory model (`engines.budget.spill_buckets`), refused in one line before any
+    work when that cannot fit; `buckets` forces the spilled path with that many buckets.
+    Returns the fused rows written."""
     weights, params = core.ranx_params(weights, params)
     m = core.get_method(method)
     core.get_norm(norm, m)
@@ -135,9 +153,15 @@ def fuse_to(
         duplicates=duplicates,
     )  # fmt: skip
     tag = tag or m.name
-    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
+    paths = [p for _, p in core._named(runs) if isinstance(p, (str, Path))]
+    text = any(not _by_range(p) for p in paths)
+    budget = data_budget(memory_limit, address_space(), text=text)
+    if budget is not None and budget <= 0:
+        raise too_little(budget, 0, "these runs", text=text)
+    limit = DEFAULT_MEMORY_LIMIT if budget is None else budget
     raw = stacked.raw
-    rows, size = _size(raw, stacked.line_count)
+    rows, size = _size(raw, stacked.line_count, paths if len(paths) == stacked.runs else [])
+    per_row = size / max(rows, 1)
     n_runs = stacked.runs
 
     def fused_of(frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -149,8 +173,19 @@ def fuse_to(
         fused = fused_of(raw).collect(engine="streaming")
         write(_named(fused, stacked.columns), path, tag=tag)
         return fused.height
+    what = f"these runs ({rows:,} rows, fused out of core)"
     if buckets is None:
-        buckets = min(MAX_BUCKETS, max(math.ceil(rows / BUCKET_ROWS), math.ceil(4 * size / limit)))
+        # the stacked runs are read side by side: each run's reader holds its row groups
+        reading = read_rows(paths) * max(1, len(paths))
+        buckets = spill_buckets(limit, size, per_row, read_rows=reading, what=what,
+                                text=text)  # fmt: skip
+    # a bucket is held whole (at most `BUCKET_SHARE` of the budget) while its pieces are fused
+    # one by one, each in `IN_MEMORY_SHARE` times its bytes
+    piece_rows = int((1 - BUCKET_SHARE) * limit / (IN_MEMORY_SHARE * max(per_row, 1.0)))
+    if piece_rows < MIN_CHUNK_ROWS:
+        needed = IN_MEMORY_SHARE * per_row * MIN_CHUNK_ROWS / (1 - BUCKET_SHARE)
+        raise too_little(limit, needed, what, text=text)
+    piece_rows = min(piece_rows, BUCKET_ROWS)
     spill = SpillDirectory(prefix="preval-fuse-", dir=tmp_dir)
     try:
         check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
@@ -158,12 +193,33 @@ def fuse_to(
         scattered.mkdir()
         scatter(raw, [QUERY], buckets, scattered)
         parts = []
-        for i, piece in enumerate(spilled_buckets(scattered, [QUERY], BUCKET_ROWS)):
-            if isinstance(piece, list):  # a large bucket, divided again: a list of parts
+        for i, piece in enumerate(spilled_buckets(scattered, [QUERY], piece_rows)):
+            if isinstance(piece, list):  # a part of a large bucket, divided when read
                 piece = pl.concat(piece, rechunk=False)
             part = spill.path / f"fused-{i:05d}.ipc"
-            fused_of(piece.lazy()).collect(engine="streaming").write_ipc(part, compression="lz4")
+            fused = fused_of(piece.lazy()).collect(engine="streaming")
+            del piece
+            # small record batches: the merge holds one batch of every part at once
+            fused.write_ipc(part, compression="lz4", record_batch_size=SCATTER_BATCH_ROWS)
+            del fused
             parts.append(part)
+        # merged a few parts at a time into files first: a streaming merge holds tens of MB of
+        # each of its inputs (126 parts at once held 5.7 GB)
+        fan_in = max(2, min(MERGE_FAN_IN, int(BUCKET_SHARE * limit / MERGE_PART_BYTES)))
+        level = 0
+        while len(parts) > fan_in:
+            level += 1
+            merged_parts = []
+            for j in range(0, len(parts), fan_in):
+                group = parts[j : j + fan_in]
+                out = spill.path / f"merged-{level}-{j:05d}.ipc"
+                _merge([pl.scan_ipc(p) for p in group], stacked).sink_ipc(
+                    out, compression="lz4", record_batch_size=SCATTER_BATCH_ROWS
+                )
+                for done in group:
+                    done.unlink()
+                merged_parts.append(out)
+            parts = merged_parts
         merged = _merge([pl.scan_ipc(p) for p in parts], stacked)
         write(_named(merged, stacked.columns), path, tag=tag)
         return sum(pl.scan_ipc(p).select(pl.len()).collect().item() for p in parts)
@@ -192,10 +248,21 @@ def _merge(parts: list[pl.LazyFrame], stacked: core.Stacked) -> pl.LazyFrame:
     return parts[0]
 
 
-def _size(raw: pl.LazyFrame, line_count: int | None) -> tuple[int, int]:
-    """Rows of the stacked runs (a TREC run's lines bound them from above) and their estimated
-    bytes in memory, from a sample's bytes per row."""
-    rows = raw.select(pl.len()).collect().item() if line_count is None else line_count
+def _by_range(path: str | Path) -> bool:
+    """Whether a run file is read range by range (Parquet, Arrow IPC), not as text."""
+    return Path(path).suffix.lower() in (".parquet", ".pq", ".ipc", ".arrow", ".feather")
+
+
+def _size(raw: pl.LazyFrame, line_count: int | None, paths: list[str | Path]) -> tuple[int, int]:
+    """Rows of the stacked runs (a TREC run's lines bound them from above, Parquet footers
+    count them; counting the stacked plan itself reads every row) and their estimated bytes
+    in memory, from a sample's bytes per row. `paths`: every run's file, or none."""
+    if line_count is not None:
+        rows = line_count
+    elif paths and all(Path(p).suffix.lower() in (".parquet", ".pq") for p in paths):
+        rows = sum(pl.scan_parquet(p).select(pl.len()).collect().item() for p in paths)
+    else:
+        rows = raw.select(pl.len()).collect().item()
     sample = raw.head(SAMPLE_ROWS).collect()
     per_row = sample.estimated_size() / max(sample.height, 1)
     return rows, int(per_row * rows)

@@ -1,0 +1,102 @@
+"""The memory model's spill terms (`preval.engines.budget`): how many buckets a spilled input
+is scattered into, and the one line when none fits (issue 32). Worked examples: each figure is
+derived in a comment from the model's formula (module docstring), not from its code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from preval.engines import budget
+from preval.errors import InputError
+
+MiB = 2**20
+
+
+def test_scatter_bytes_reads_row_groups_and_holds_a_batch_per_bucket() -> None:
+    # 100M rows of 32 bytes, row groups of 1M rows, 50 buckets:
+    # 32 x (12 x 1M + 3 x 16,384 x 50) = 32 x (12,582,912 + 2,457,600) = 481,296,384 bytes
+    got = budget.scatter_bytes(50, 32.0, 1_048_576, 32.0 * 100_000_000)
+    assert got == 481_296_384
+    # never more than the input's own rows: 1,000 rows read and written into 8 buckets hold
+    # 32 x (1,000 + 3 x 1,000) bytes
+    assert budget.scatter_bytes(8, 32.0, 1_048_576, 32_000.0) == 32 * (1_000 + 3 * 1_000)
+
+
+def test_the_fewest_buckets_whose_bucket_fits_its_share() -> None:
+    # a budget of 704 MB (1 GB less BASE_RSS): a bucket takes at most 704 / 4 = 176 MB, so
+    # 3,200 MB of rows make ceil(3200 / 176) = 19 buckets; of at most 64 MB, 50
+    assert budget.fewest_buckets(704 * MiB, 3200 * MiB) == 19
+    assert budget.fewest_buckets(704 * MiB, 3200 * MiB, most=64 * MiB) == 50
+    # 100 MB of it held by qrels: (704 - 100) / 4 = 151 MB, ceil(3200 / 151) = 22
+    assert budget.fewest_buckets(704 * MiB, 3200 * MiB, held=100 * MiB) == 22
+    # a budget of 192 MB (512 MB less BASE_RSS): 48 MB a bucket, ceil(240 / 48) = 5 buckets
+    assert budget.fewest_buckets(192 * MiB, 240 * MiB) == 5
+    # a small input: one bucket; nothing left: more than any count allowed
+    assert budget.fewest_buckets(192 * MiB, 10 * MiB) == 1
+    assert budget.fewest_buckets(100 * MiB, 10 * MiB, held=100 * MiB) > budget.MAX_BUCKETS
+
+
+def test_spill_buckets_picks_the_fewest_or_says_what_the_limit_needs() -> None:
+    size, row = 3200 * MiB, 32.0  # 100M rows of 32 bytes in row groups of 1M rows
+    # 704 MB: 50 buckets of 64 MB; their scatter, 32 x (12 x 1M + 3 x 16,384 x 50) = 459 MB,
+    # fits
+    assert budget.spill_buckets(704 * MiB, size, row, read_rows=1_048_576) == 50
+    # 450 MB: buckets of 64 MB would not fit (459 MB); of 450 / 4 = 112.5 MB, 29 at least;
+    # the most that fit: 384 + 1.5 x B <= 450, B = 44
+    assert budget.spill_buckets(450 * MiB, size, row, read_rows=1_048_576) == 44
+    # 192 MB: the row groups alone take 32 x 12 x 1M = 384 MB: refused in one line, naming
+    # the least limit that fits. For a budget b a bucket takes at most b / 4, so
+    # B = ceil(3200 / (b / 4)) buckets at least, and 384 MB + 1.5 MB x B <= b: at b = 430 MB,
+    # B = 30 and 384 + 45 = 429 (fits); at b = 425 MB, B = 31 and 430.5 (does not); plus
+    # BASE_RSS (320 MB): between 745 and 750 MB
+    with pytest.raises(InputError) as refused:
+        budget.spill_buckets(192 * MiB, size, row, read_rows=1_048_576, what="this input")
+    (line,) = str(refused.value).splitlines()
+    assert "cannot be evaluated within the memory limit of 512 MB" in line
+    needed = int(line.split("needs at least ")[1].split(" MB")[0])
+    assert 425 + 320 <= needed <= 430 + 320
+    # what the line names is enough: that budget fits
+    data = (needed - 320) * MiB
+    assert budget.spill_buckets(data, size, row, read_rows=1_048_576) >= 1
+    # qrels held throughout leave less for the scatter
+    with pytest.raises(InputError):
+        budget.spill_buckets(704 * MiB, size, row, read_rows=1_048_576, held=400 * MiB)
+
+
+@given(
+    budget_mb=st.integers(1, 8192),
+    size_mb=st.integers(1, 100_000),
+    row=st.floats(8, 200),
+    read_rows=st.integers(1, 4_000_000),
+)
+def test_spill_buckets_keeps_both_phases_within_the_budget(budget_mb, size_mb, row, read_rows):
+    b, size = budget_mb * MiB, size_mb * MiB
+    try:
+        n = budget.spill_buckets(b, size, row, read_rows=read_rows)
+    except InputError as exc:
+        # refused: the limit it names is above the one given
+        assert len(str(exc).splitlines()) == 1
+        return
+    assert 1 <= n <= budget.MAX_BUCKETS
+    # the scatter fits, and a bucket takes at most its share, a quarter of the budget
+    assert budget.scatter_bytes(n, row, read_rows, size) <= b
+    assert size / n <= b / 4
+    # no more buckets than buckets of 64 MB (or of 1/256 of the input) would need
+    assert n <= max(1, -(-size // max(64 * MiB, size / budget.MAX_BUCKETS)), -(-size // (b / 4)))
+
+
+def test_read_rows_is_the_largest_row_group_of_the_parquet_files(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"query": ["q"] * 10_000, "score": range(10_000)})
+    small, large = tmp_path / "small.parquet", tmp_path / "large.parquet"
+    frame.write_parquet(small, row_group_size=1_000)
+    frame.write_parquet(large, row_group_size=5_000)
+    assert budget.read_rows([small]) == 1_000
+    assert budget.read_rows([small, large, tmp_path / "x.csv"]) == 5_000
+    # not Parquet, or not a file: the usual row group
+    assert budget.read_rows([tmp_path / "x.csv"]) == budget.READ_ROWS
+    assert budget.read_rows([]) == budget.READ_ROWS
