@@ -80,8 +80,8 @@ MIN_ADDRESS_SPACE = 1536 * MiB
 SCATTER_BATCH_ROWS = 16_384
 # a bucket's writer holds this many times its batch's bytes (measured 1.6)
 SCATTER_COPIES = 3
-# decoded row groups the Parquet reader holds while it streams into the sink (measured ~6;
-# in a whole run, up to ~10: 655 MB at 680MB with 10)
+# decoded row groups the Parquet reader holds while it streams into the sink, with margin
+# (measured in benchmarks/results.md, "the scatter in the memory model")
 SCATTER_READ_GROUPS = 12
 # rows the reader decodes at once when the row groups are not known (not a Parquet file):
 # Parquet's usual row group (pyarrow, Spark's 128 MB)

@@ -45,11 +45,11 @@ from .core import DOC, QUERY, RANK, ROW, SCORE
 
 TABLES = {".parquet", ".pq", ".csv", ".tsv"}
 # the fused plan holds several copies of its input (ranks, the runs side by side, the sort):
-# in memory when the stacked rows take at most this share of the budget (3M stacked rows of
-# 19.8 bytes, 56 MB, fused by RRF on the streaming engine: 500 MB more resident, ~9x)
+# in memory when the stacked rows take at most this share of the budget (RRF on the streaming
+# engine holds about 9 times the stacked rows' bytes: benchmarks/results.md)
 IN_MEMORY_SHARE = 12
 # fused parts merged at once (fewer when the budget says so), each holding about this much
-# while merged (measured: 126 parts of ~800k fused rows, 5.7 GB)
+# while merged (benchmarks/results.md: a merge of every part at once outgrew the limit)
 MERGE_FAN_IN = 8
 MERGE_PART_BYTES = 64 * 2**20
 # the most rows of a bucket fused at once out of core (fewer when the budget says so): the
@@ -203,8 +203,8 @@ def fuse_to(
             fused.write_ipc(part, compression="lz4", record_batch_size=SCATTER_BATCH_ROWS)
             del fused
             parts.append(part)
-        # merged a few parts at a time into files first: a streaming merge holds tens of MB of
-        # each of its inputs (126 parts at once held 5.7 GB)
+        # merged a few parts at a time into files first: a streaming merge holds a buffer of
+        # each of its inputs, and a hundred inputs outgrow any limit
         fan_in = max(2, min(MERGE_FAN_IN, int(BUCKET_SHARE * limit / MERGE_PART_BYTES)))
         level = 0
         while len(parts) > fan_in:
