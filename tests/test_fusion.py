@@ -378,6 +378,10 @@ def test_bad_data():
     dup = _frame([("q", "a", 1.0), ("q", "a", 2.0)])
     with pytest.raises(DuplicateError, match=r"repeat a \(query, doc\).*doc 'a'"):
         preval.fuse([dup], "rrf").collect()
+    # the run that repeats the pair is named, not only "one run"
+    clean = _frame([("q", "a", 1.0)])
+    with pytest.raises(DuplicateError, match=r"pair in run dup \("):
+        preval.fuse({"clean": clean, "dup": dup}, "rrf").collect()
     kept = preval.fuse([dup], "comb_sum", norm="none", duplicates="max").collect()
     assert kept["score"].to_list() == [2.0]
     first = preval.fuse([dup], "comb_sum", norm="none", duplicates="first").collect()

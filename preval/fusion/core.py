@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -281,6 +282,7 @@ def apply(
     runs: int | None = None,
     learned: Any = None,
     params: Mapping[str, Any] | None = None,
+    labels: Sequence[str] | None = None,
 ) -> pl.LazyFrame:
     """Fuse a stacked frame with `method` after `norm`: one row per (query, doc), columns query,
     doc, score (Float64), rank (UInt32, 1-based), sorted by query then rank.
@@ -288,7 +290,7 @@ def apply(
     `stacked`: a `Stacked` (from `stack`) or a bare stacked LazyFrame, then `runs` says how many
     runs it holds (run indices 0 .. runs - 1). `learned`: what a supervised method's
     `Method.train` returned. Column names are the canonical ones (`Stacked.columns` are applied
-    by `fuse`).
+    by `fuse`). `labels`: each run's name in error messages (default: `run_labels`).
     """
     m = get_method(method)
     frame = stacked.frame if isinstance(stacked, Stacked) else stacked
@@ -303,12 +305,20 @@ def apply(
     w = resolve_weights(m, weights, n)
     normed = normalise(frame, get_norm(norm, m))
     fused = m.fuse(normed, w, chosen, learned)
-    return finish(fused, normed)
+    if labels is None:
+        labels = run_labels(stacked) if isinstance(stacked, Stacked) else ()
+    return finish(fused, normed, labels)
 
 
-def finish(fused: pl.LazyFrame, stacked: pl.LazyFrame) -> pl.LazyFrame:
+def run_labels(stacked: Stacked) -> tuple[str, ...]:
+    """Each run's name in messages: its file when every run is a TREC file, else its name."""
+    return tuple(map(str, stacked.files)) if stacked.files else stacked.names
+
+
+def finish(fused: pl.LazyFrame, stacked: pl.LazyFrame, labels: Sequence[str] = ()) -> pl.LazyFrame:
     """A method's output sorted (score descending, ties by first occurrence), ranked, with the
-    duplicate check: from the method's `DUPS` and `FIRST` columns, or computed here."""
+    duplicate check: from the method's `DUPS` and `FIRST` columns, or computed here. `labels`
+    name the runs (a file, or a run's name) in the check's message."""
     names = fused.collect_schema().names()
     if FIRST not in names or DUPS not in names:
         seen = stacked.group_by(QUERY, DOC).agg(
@@ -321,16 +331,26 @@ def finish(fused: pl.LazyFrame, stacked: pl.LazyFrame) -> pl.LazyFrame:
     out = out.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over(QUERY).alias(RANK))
     schema = out.collect_schema()
     kept = {k: v for k, v in schema.items() if k not in (FIRST, DUPS)}
-    return out.map_batches(_dups_checker, schema=kept).select(QUERY, DOC, SCORE, RANK)
+    check = partial(_dups_checker, stacked=stacked, labels=tuple(labels))
+    return out.map_batches(check, schema=kept).select(QUERY, DOC, SCORE, RANK)
 
 
-def _dups_checker(df: pl.DataFrame) -> pl.DataFrame:
+def _dups_checker(
+    df: pl.DataFrame, *, stacked: pl.LazyFrame, labels: tuple[str, ...]
+) -> pl.DataFrame:
     dups = df.filter(pl.col(DUPS) > 0)
     if dups.height:
         n = int(dups[DUPS].sum())
         q, d = dups.row(0, named=True)[QUERY], dups.row(0, named=True)[DOC]
+        where = "within one run"
+        if labels:  # the run of the example, looked up only now that there is an error
+            pair = (pl.col(QUERY) == q) & (pl.col(DOC) == d)
+            runs = stacked.filter(pair).group_by(RUN).len().filter(pl.col("len") > 1)
+            first = runs.select(pl.col(RUN).min()).collect().item()
+            if first is not None and 0 <= first < len(labels):
+                where = f"in run {labels[first]}"
         msg = (
-            f"fuse: {n} rows repeat a (query, doc) pair within one run (rule: a document appears "
+            f"fuse: {n} rows repeat a (query, doc) pair {where} (rule: a document appears "
             "once per run and query; or pass duplicates='max' or 'first' (--duplicates) to keep "
             f"one); example: query {q!r}, doc {d!r}"
         )

@@ -166,7 +166,10 @@ def fuse_to(
 
     def fused_of(frame: pl.LazyFrame) -> pl.LazyFrame:
         ranked = frame.with_columns(core.rank_by([SCORE], tie=ROW)).drop(ROW)
-        return core.apply(ranked, method, norm=norm, weights=weights, runs=n_runs, params=params)
+        return core.apply(
+            ranked, method, norm=norm, weights=weights, runs=n_runs, params=params,
+            labels=core.run_labels(stacked),
+        )  # fmt: skip
 
     if buckets is None and size * IN_MEMORY_SHARE <= limit:
         # the streaming engine: about half the CPU time of the in-memory one here
