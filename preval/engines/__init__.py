@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .. import io
+from .. import io, validate
 from ..errors import InputError, PrevalError
 from ..planner import Plan
 from ..ranking import run_starts
@@ -111,11 +111,12 @@ def collect(
     try:
         return _collect(plan, engine, progress, budget, tmp_dir, input_bytes, space is not None)
     except PrevalError as exc:
-        # a data rule found mid-run says "input: ..." or "qrels: ...": which file, it can say
-        for role, path in plan.sources:
-            text = str(exc)
-            if text.startswith(f"{role}: "):
-                exc.args = (f"{role} {path}: {text[len(role) + 2 :]}",)
+        # a data rule's checker names the file (`Recipe.sources`); a rule checked elsewhere
+        # in the plan may say only "input: ..." or "qrels: ...": which file, it can say
+        text = str(exc)
+        shown = validate.named(text, plan.recipe.sources if plan.recipe else ())
+        if shown != text:
+            exc.args = (shown,)
         raise
     except (pl.exceptions.PolarsError, OSError) as exc:
         # a malformed CSV (or a compressed file cut short) is found by the reader mid-run, with
