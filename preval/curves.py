@@ -146,7 +146,7 @@ def curve(
     )
     kept = {n: d for n, d in groups.collect_schema().items() if not n.startswith("_chk_")}
     roles = {"query": query or "query", "doc": doc, "score": score, "label": label}
-    sources = validate.path_sources(input=data)  # (a lazy plan: its caller collects it)
+    sources = validate.path_sources({"input": data})  # (a lazy plan: its caller collects it)
     check = validate.checker(rules, {k: k for k in keys}, roles, "input", rows, sources)
     groups = groups.map_batches(check, schema=kept).cache()
 

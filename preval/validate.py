@@ -299,9 +299,10 @@ def named(text: str, sources: Iterable[tuple[str, str]]) -> str:
     return text
 
 
-def path_sources(**given: object) -> tuple[tuple[str, str], ...]:
-    """(role, path) of the inputs in `given` (role=source) that were given as paths, for
-    `named`: ``path_sources(input="run.csv", qrels=frame)`` is ``(("input", "run.csv"),)``."""
+def path_sources(given: dict[str, object]) -> tuple[tuple[str, str], ...]:
+    """(role, path) of the inputs in `given` (role -> source) that were given as paths, for
+    `named`: ``path_sources({"input": "run.csv", "qrels": frame})`` is
+    ``(("input", "run.csv"),)``."""
     return tuple((role, str(p)) for role, p in given.items() if isinstance(p, (str, Path)))
 
 

@@ -447,10 +447,8 @@ def _sample(params: list, share: int) -> list:
 # sweep's to make): (case, role, command or API kind) -> reason
 _BUDGET = "engines/budget.py: a 1 MB id makes a 14-row table 'need' 8.8 GB (the row width "
 _BUDGET += "estimate), refused under the default 4.4 GB"
-_COMPARE = "significance.py: 'compare needs at least two systems' does not name the file"
 KNOWN = {
     **{("very-long-line", "table", c): _BUDGET for c in (*READERS["table"], "api-collect")},
-    ("header-only", "table", "compare-table"): _COMPARE,
 }
 
 

@@ -254,9 +254,10 @@ def build_plan(
         raise MeasureError(msg)
     # a data rule names the file wherever the plan runs (one run file: the input)
     single = given if not isinstance(given, (list, tuple)) or len(given) != 1 else given[0]
+    sources = validate.path_sources({"input": single, "qrels": given_qrels})
     recipe = Recipe(
         tuple(s.name for s in parse_all(measures)), columns, options.semantics, qrels,
-        tuple(dict.fromkeys(relstrings)), validate.path_sources(input=single, qrels=given_qrels),
+        tuple(dict.fromkeys(relstrings)), sources,
     )  # fmt: skip
     plan = build(data, recipe, Hints(rows_per_query=rows_per_query))
     if run_files is not None and not plan.joined_qrels:  # (the joined table has more rows)
