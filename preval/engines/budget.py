@@ -116,8 +116,15 @@ def address_space_limit() -> int | None:
 
 def row_bytes(source: pl.LazyFrame, rows: int = SAMPLE_ROWS) -> float:
     """The input's bytes per row in memory, from its first `rows` rows."""
+    return sampled(source, rows)[0]
+
+
+def sampled(source: pl.LazyFrame, rows: int = SAMPLE_ROWS) -> tuple[float, int | None]:
+    """The input's bytes per row in memory, from its first `rows` rows; and its rows when the
+    sample is the whole input (fewer rows than asked for), else None."""
     sample = source.lazy().head(rows).collect()
-    return sample.estimated_size() / max(sample.height, 1)
+    whole = sample.height if sample.height < rows else None
+    return sample.estimated_size() / max(sample.height, 1), whole
 
 
 def base(text: bool) -> int:
@@ -151,19 +158,25 @@ def shape(
     read_ahead: int,
     what: str = "this input",
     text: bool = False,
+    input_rows: int | None = None,
 ) -> Shape:
     """The largest chunks, up to `chunk_rows` rows and `workers` at once, whose peak fits
     `budget` bytes of data (`data_budget`); one worker and nothing read ahead when two do
-    not fit chunks of `MIN_CHUNK_ROWS`. Raise `InputError` when even that does not fit."""
+    not fit chunks of `MIN_CHUNK_ROWS`. Raise `InputError` when even that does not fit.
+
+    `input_rows`: the input's rows, or a bound from above, when known. No chunk holds more
+    rows than the input has, so the least chunk is at most that: a few wide rows (an id of a
+    megabyte) are not refused for the width of rows they do not have."""
     if budget is None:
         return Shape(chunk_rows, workers, read_ahead)
     row_bytes = max(row_bytes, 1.0)
+    least = MIN_CHUNK_ROWS if input_rows is None else max(1, min(MIN_CHUNK_ROWS, input_rows))
     for w, ahead in ((workers, read_ahead), (1, 0)):
         rows = int(budget / (row_bytes * (EVAL_COPIES * w + ahead)))
-        if rows >= MIN_CHUNK_ROWS or (w, ahead) == (1, 0):
+        if rows >= least or (w, ahead) == (1, 0):
             break
-    if rows < MIN_CHUNK_ROWS:
-        raise too_little(budget, row_bytes * EVAL_COPIES * MIN_CHUNK_ROWS, what, text=text)
+    if rows < least:
+        raise too_little(budget, row_bytes * EVAL_COPIES * least, what, text=text)
     return Shape(min(rows, chunk_rows), w, ahead)
 
 
