@@ -150,3 +150,52 @@ def test_a_small_file_with_a_megabyte_id_is_evaluated(tmp_path: Path, engine: st
     for limit in (None, 2**30):
         got = preval.collect(preval.plan(wide, ["AP", "P@5"]), engine, memory_limit=limit)
         assert got.per_query().collect().equals(want)
+
+
+def test_qrels_floor_bounds_the_qrels_from_below_before_reading_them(tmp_path: Path) -> None:
+    """A Parquet file's rows times a label's 8 bytes, half a text file's bytes, a frame's size;
+    nothing for what cannot be known unread (a compressed file, a lazy plan). Each is at most
+    what the qrels take once read."""
+    import gzip
+
+    from preval import io
+
+    lines = "".join(f"q{i % 7} 0 doc{i:06d} {i % 3}\n" for i in range(3000))
+    text = tmp_path / "q.txt"
+    text.write_text(lines)
+    table = io.scan_qrels(text).collect()
+    table.write_parquet(tmp_path / "q.parquet")
+    (tmp_path / "q.txt.gz").write_bytes(gzip.compress(lines.encode()))
+    assert budget.qrels_floor(text) == len(lines) // 2
+    assert budget.qrels_floor(tmp_path / "q.parquet") == 8 * 3000
+    assert budget.qrels_floor(table) == table.estimated_size()
+    assert budget.qrels_floor(tmp_path / "q.txt.gz") == 0
+    assert budget.qrels_floor(table.lazy()) == 0
+    for path in (text, tmp_path / "q.parquet"):
+        assert budget.qrels_floor(path) <= table.estimated_size()
+
+
+@pytest.mark.parametrize("engine", ["chunked", "partitioned"])
+def test_qrels_too_large_for_the_limit_are_refused_before_they_are_read(
+    tmp_path: Path, monkeypatch, engine: str
+) -> None:
+    """The engines that hold qrels whole refuse, in one line naming the qrels file, qrels whose
+    least size already exceeds the limit: reading them would break it."""
+    import preval
+    from preval.engines import chunked, judgments, partitioned
+
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q{i % 50} Q0 d{i} 1 {i / 7:.3f} r\n" for i in range(2000)))
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("".join(f"q{i % 50} 0 d{i} 1\n" for i in range(2000)))
+    monkeypatch.setattr(budget, "QRELS_TEXT_SHARE", 10**6)  # a floor far above any limit
+
+    def read(*args: object) -> None:
+        msg = "the qrels were read"
+        raise AssertionError(msg)
+
+    for module in (judgments, chunked, partitioned):
+        monkeypatch.setattr(module, "read_qrels", read, raising=False)
+    plan = preval.plan(run, ["AP"], qrels=qrels, input_format="trec")
+    with pytest.raises(InputError, match=rf"the qrels {qrels} .*holds them whole"):
+        preval.collect(plan, engine=engine, memory_limit=2**30)

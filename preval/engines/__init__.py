@@ -28,9 +28,11 @@ from ..planner import Plan
 from ..ranking import run_starts
 from .budget import (
     MIN_ADDRESS_SPACE,
+    QRELS_COPIES,
     address_space_limit,
     check_text_address_space,
     data_budget,
+    qrels_floor,
     row_bytes,
     too_little,
 )
@@ -184,6 +186,17 @@ def _collect(
                 what = f"this input (engine {chosen!r} holds it whole)"
                 raise too_little(budget, needed, what, text=not plan.source_by_range)
         return dataclasses.replace(plan, status=plan.status.collect(engine=chosen).lazy())
+    if budget is not None and plan.recipe is not None and plan.recipe.qrels is not None:
+        # the chunked and partitioned engines hold separate qrels whole: too large ones are
+        # refused before they are read (reading them alone would exceed the limit)
+        # (a TREC qrels file is a plan by now: its path is among the sources)
+        path = dict(plan.recipe.sources).get("qrels")
+        qrels = plan.recipe.qrels if path is None else path
+        held = QRELS_COPIES * qrels_floor(qrels)
+        if held > budget:
+            named = "" if path is None else f" {path}"
+            what = f"the qrels{named} (engine {chosen!r} holds them whole)"
+            raise too_little(budget, held, what, text=not plan.source_by_range)
     partitioned = {
         "progress": progress,
         "memory_limit": DEFAULT_MEMORY_LIMIT if budget is None else budget,

@@ -58,6 +58,14 @@ BASE_RSS = 320 * MiB
 TEXT_RSS = 128 * MiB
 # resident bytes per byte of separate qrels held in memory (the table and its division)
 QRELS_COPIES = 3
+# a qrels row in memory takes at least its label (its ids as many bytes as they hold, as
+# Polars' estimated_size counts them): a Parquet file's rows times this bound its size from
+# below before it is read
+QRELS_ROW_BYTES = 8
+# and a plain text qrels file (TREC, CSV) at least this share of its bytes: ids take no less
+# in memory than in the file, each row's numbers and views more than its separators (a file
+# of comment lines would take nothing: hence half)
+QRELS_TEXT_SHARE = 0.5
 # address space reserved before any data: shared libraries, thread stacks, malloc arenas
 # (two, `preval._allocator`), Polars' allocator
 BASE_ADDRESS = 1024 * MiB
@@ -194,6 +202,27 @@ def check_text_address_space(address_space: int | None, text_bytes: int | None) 
             "is read range by range; nothing was written"
         )
         raise InputError(msg)
+
+
+def qrels_floor(qrels: object) -> int:
+    """Bytes that separate `qrels` take in memory at least, known before they are read: a
+    frame's size; a Parquet file's rows (its footer) times `QRELS_ROW_BYTES`; a plain text
+    file's bytes times `QRELS_TEXT_SHARE`; 0 when unknown (a lazy plan, a compressed file).
+    The chunked and partitioned engines hold the qrels whole: an engine refuses, before
+    reading them, qrels whose `QRELS_COPIES` times this exceed its budget."""
+    if isinstance(qrels, pl.DataFrame):
+        return int(qrels.estimated_size())
+    if not isinstance(qrels, (str, Path)) or not Path(qrels).is_file():
+        return 0
+    path = Path(qrels)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return QRELS_ROW_BYTES * pl.scan_parquet(path).select(pl.len()).collect().item()
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    compressed = head[:2] == b"\x1f\x8b" or head == b"\x28\xb5\x2f\xfd" or head[:3] in (
+        b"BZh", b"\xfd7z",
+    )  # fmt: skip
+    return 0 if compressed else int(QRELS_TEXT_SHARE * path.stat().st_size)
 
 
 def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> InputError:
