@@ -175,27 +175,35 @@ def test_qrels_floor_bounds_the_qrels_from_below_before_reading_them(tmp_path: P
         assert budget.qrels_floor(path) <= table.estimated_size()
 
 
-@pytest.mark.parametrize("engine", ["chunked", "partitioned"])
-def test_qrels_too_large_for_the_limit_are_refused_before_they_are_read(
-    tmp_path: Path, monkeypatch, engine: str
+def test_qrels_too_large_for_the_limit_are_refused_or_spilled_before_they_are_read(
+    tmp_path: Path, monkeypatch
 ) -> None:
-    """The engines that hold qrels whole refuse, in one line naming the qrels file, qrels whose
-    least size already exceeds the limit: reading them would break it."""
+    """Qrels whose least size already exceeds the limit are never read whole: the chunked
+    engine, which holds them, refuses in one line naming the file; `auto` sends the input to
+    the partitioned engine instead, which spills them into its buckets (the same numbers as
+    one plan)."""
     import preval
     from preval.engines import chunked, judgments, partitioned
 
     run = tmp_path / "r.run"
-    run.write_text("".join(f"q{i % 50} Q0 d{i} 1 {i / 7:.3f} r\n" for i in range(2000)))
+    run.write_text("".join(f"q{i // 40} Q0 d{i} 1 {i / 7:.3f} r\n" for i in range(2000)))
     qrels = tmp_path / "q.qrels"
-    qrels.write_text("".join(f"q{i % 50} 0 d{i} 1\n" for i in range(2000)))
-    monkeypatch.setattr(budget, "QRELS_TEXT_SHARE", 10**6)  # a floor far above any limit
+    qrels.write_text("".join(f"q{i // 40} 0 d{i} {i % 2}\n" for i in range(2000)))
+    plan = preval.plan(run, ["AP"], qrels=qrels, input_format="trec")
+    want = preval.collect(plan, engine="in-memory").per_query().collect()
+    monkeypatch.setattr(budget, "QRELS_TEXT_SHARE", 10**4)  # a floor above the limit
 
     def read(*args: object) -> None:
-        msg = "the qrels were read"
+        msg = "the qrels were read whole"
         raise AssertionError(msg)
 
     for module in (judgments, chunked, partitioned):
         monkeypatch.setattr(module, "read_qrels", read, raising=False)
-    plan = preval.plan(run, ["AP"], qrels=qrels, input_format="trec")
-    with pytest.raises(InputError, match=rf"the qrels {qrels} .*holds them whole"):
-        preval.collect(plan, engine=engine, memory_limit=2**30)
+    with pytest.raises(InputError, match=rf"the qrels {qrels} .*'chunked' holds them whole"):
+        preval.collect(plan, engine="chunked", memory_limit=2**30)
+    monkeypatch.setattr("preval.engines.SMALL_BYTES", 0)  # (not read whole as small)
+    monkeypatch.setattr("preval.engines.SMALL_QRELS_BYTES", 0)
+    from preval import engines
+
+    got = engines.collect(plan, "auto", memory_limit=2**30, input_bytes=10**6)
+    assert got.per_query().collect().equals(want)

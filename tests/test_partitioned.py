@@ -46,15 +46,36 @@ def shuffled(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
     queries=st.sampled_from(["judged", "retrieved"]),
     ties=st.sampled_from(["trec", "input"]),
     two_systems=st.booleans(),
+    spill_qrels=st.booleans(),
 )
 def test_rows_in_any_order_give_one_plans_results(
-    case, seed, chunk_rows, spilled, depth, queries, ties, two_systems, tmp_path_factory
-) -> None:
+    case, seed, chunk_rows, spilled, depth, queries, ties, two_systems, spill_qrels,
+    tmp_path_factory,
+) -> None:  # fmt: skip
     # Any permutation of the rows, read whole (spilled=None) or through 1 or 3 spilled
     # buckets, in chunks of 1-9 rows: the same per-query table, audit and summary as one plan
     # over the same rows. With ties="input" the input order is a tie-breaker, so the rows keep
     # their order within a query through the engine (compared with one plan of the same
     # permutation); with ties="trec" any permutation gives the grouped input's results.
+    # `spill_qrels`: the qrels taken as too large to hold, spilled into the run's buckets (at
+    # most 4 here) and read bucket by bucket.
+    from unittest import mock
+
+    if spill_qrels:
+        with (
+            mock.patch.object(partitioned, "QRELS_SPILL_SHARE", 0),
+            mock.patch.object(partitioned, "MAX_SPILL_BUCKETS", 4),
+        ):
+            rows_in_any_order(case, seed, chunk_rows, spilled, depth, queries, ties, two_systems,
+                              tmp_path_factory)  # fmt: skip
+    else:
+        rows_in_any_order(case, seed, chunk_rows, spilled, depth, queries, ties, two_systems,
+                          tmp_path_factory)  # fmt: skip
+
+
+def rows_in_any_order(
+    case, seed, chunk_rows, spilled, depth, queries, ties, two_systems, tmp_path_factory
+) -> None:
     run_rows, qrels = case
     run, qrels_df = frames(run_rows, qrels)
     table = joined(run_rows, qrels)
@@ -282,3 +303,34 @@ def test_a_trec_run_is_sized_by_its_lines_not_by_a_parse(tmp_path: Path) -> None
     assert calls == [1]
     assert_same(got, plan)
     assert got.per_query().collect().sort("query")["AP"].to_list() == [1.0, 0.5, 0.0]
+
+
+@pytest.mark.parametrize("queries", ["retrieved", "judged"])
+def test_qrels_too_large_to_hold_are_spilled_with_the_run(
+    tmp_path: Path, monkeypatch, queries: str
+) -> None:
+    """Qrels that would take more than their share of the budget are not read whole: they
+    are scattered into the run's buckets and each bucket reads its own; the judged queries no
+    run line answered (-c) are evaluated bucket by bucket. The numbers are one plan's."""
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q{i % 40} Q0 d{i} 1 {(i * 7919) % 101 / 10} r\n" for i in range(900)))
+    qrels = tmp_path / "q.qrels"
+    judged = [f"q{i % 45} 0 d{i} {i % 3}\n" for i in range(0, 1200, 2)]  # q40-q44: no line
+    qrels.write_text("".join(judged))
+    calls = []
+    spilled = partitioned._spilled_judgments
+
+    def spy(*args, **kwargs):
+        calls.append(args[2])  # the buckets
+        return spilled(*args, **kwargs)
+
+    monkeypatch.setattr(partitioned, "_spilled_judgments", spy)
+    monkeypatch.setattr(partitioned, "QRELS_SPILL_SHARE", 0)
+    plan = build_plan(run, ["AP", "NumRel", "P@5"], qrels=qrels, input_format="trec",
+                      queries=queries)  # fmt: skip
+    got = partitioned.collect_partitioned(plan, chunk_rows=50, tmp_dir=tmp_path)
+    assert calls and calls[0] >= 1
+    assert_same(got, plan)
+    evaluated = got.per_query().collect().height
+    assert evaluated == (45 if queries == "judged" else 40)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("preval-buckets")] == []

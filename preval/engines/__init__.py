@@ -32,12 +32,12 @@ from .budget import (
     address_space_limit,
     check_text_address_space,
     data_budget,
-    qrels_floor,
     row_bytes,
     too_little,
 )
 from .checks import NotGroupedError
 from .chunked import collect_chunked
+from .judgments import qrels_floor_of, qrels_too_large
 from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
 
 ENGINES = ("in-memory", "streaming", "chunked", "partitioned")
@@ -186,17 +186,14 @@ def _collect(
                 what = f"this input (engine {chosen!r} holds it whole)"
                 raise too_little(budget, needed, what, text=not plan.source_by_range)
         return dataclasses.replace(plan, status=plan.status.collect(engine=chosen).lazy())
-    if budget is not None and plan.recipe is not None and plan.recipe.qrels is not None:
-        # the chunked and partitioned engines hold separate qrels whole: too large ones are
-        # refused before they are read (reading them alone would exceed the limit)
-        # (a TREC qrels file is a plan by now: its path is among the sources)
-        path = dict(plan.recipe.sources).get("qrels")
-        qrels = plan.recipe.qrels if path is None else path
-        held = QRELS_COPIES * qrels_floor(qrels)
-        if held > budget:
-            named = "" if path is None else f" {path}"
-            what = f"the qrels{named} (engine {chosen!r} holds them whole)"
-            raise too_little(budget, held, what, text=not plan.source_by_range)
+    if chosen == "chunked" and budget is not None:
+        # the chunked engine holds separate qrels whole: too large ones are not read (reading
+        # them alone would exceed the limit); the partitioned engine spills them into buckets
+        held = QRELS_COPIES * qrels_floor_of(plan)
+        if held > budget and engine == "auto":
+            chosen = "partitioned"
+        elif held > budget:
+            raise qrels_too_large(plan, budget, held, chosen)
     partitioned = {
         "progress": progress,
         "memory_limit": DEFAULT_MEMORY_LIMIT if budget is None else budget,

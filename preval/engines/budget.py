@@ -73,6 +73,10 @@ BASE_ADDRESS = 1024 * MiB
 ADDRESS_PER_BYTE = 2.5
 # a chunk being evaluated holds this many times its rows' bytes
 EVAL_COPIES = 6
+# and a chunk joined with separate qrels more: its labels and its queries' judgment
+# statistics, the join's tables (a TREC run in join order at 10M rows under 1GB peaked above
+# the limit with 6 or 10; results.md)
+EVAL_COPIES_QRELS = 16
 # the fewest rows per chunk worth running: below, the per-chunk overhead dominates and the
 # limit is refused rather than crawled through
 MIN_CHUNK_ROWS = 20_000
@@ -167,6 +171,7 @@ def shape(
     what: str = "this input",
     text: bool = False,
     input_rows: int | None = None,
+    copies: int = EVAL_COPIES,
 ) -> Shape:
     """The largest chunks, up to `chunk_rows` rows and `workers` at once, whose peak fits
     `budget` bytes of data (`data_budget`); one worker and nothing read ahead when two do
@@ -174,17 +179,19 @@ def shape(
 
     `input_rows`: the input's rows, or a bound from above, when known. No chunk holds more
     rows than the input has, so the least chunk is at most that: a few wide rows (an id of a
-    megabyte) are not refused for the width of rows they do not have."""
+    megabyte) are not refused for the width of rows they do not have. `copies`: the bytes a
+    chunk being evaluated holds per byte of its rows (`EVAL_COPIES`, or `EVAL_COPIES_QRELS`
+    for a chunk joined with separate qrels)."""
     if budget is None:
         return Shape(chunk_rows, workers, read_ahead)
     row_bytes = max(row_bytes, 1.0)
     least = MIN_CHUNK_ROWS if input_rows is None else max(1, min(MIN_CHUNK_ROWS, input_rows))
     for w, ahead in ((workers, read_ahead), (1, 0)):
-        rows = int(budget / (row_bytes * (EVAL_COPIES * w + ahead)))
+        rows = int(budget / (row_bytes * (copies * w + ahead)))
         if rows >= least or (w, ahead) == (1, 0):
             break
     if rows < least:
-        raise too_little(budget, row_bytes * EVAL_COPIES * least, what, text=text)
+        raise too_little(budget, row_bytes * copies * least, what, text=text)
     return Shape(min(rows, chunk_rows), w, ahead)
 
 

@@ -57,7 +57,14 @@ from ..options import Hints
 from ..planner import Plan, Recipe, build
 from ..ranking import QUERY, run_number, run_starts
 from ..spill import SpillDirectory
-from .budget import QRELS_COPIES, address_space_limit, sampled, shape
+from .budget import (
+    EVAL_COPIES,
+    EVAL_COPIES_QRELS,
+    QRELS_COPIES,
+    address_space_limit,
+    sampled,
+    shape,
+)
 from .checks import ascends, check_across_chunks, check_contiguous
 from .judgments import Judgments, read_judgments
 from .presort import permutation, rank_rows, runs_of_key
@@ -127,6 +134,7 @@ def collect_chunked(
             read_ahead=read_ahead,
             text=not ev.source_by_range,
             input_rows=input_rows,
+            copies=EVAL_COPIES if judgments is None else EVAL_COPIES_QRELS,
         )
         chunk_rows, workers, read_ahead = fit.chunk_rows, fit.workers, fit.read_ahead
     if ev.source_by_range and chunks is None:
@@ -210,10 +218,13 @@ def collect_chunked(
 
     if judgments is not None:
         # judged queries that no chunk answered: one plan over the qrels and an empty run
+        # (piece by piece when the judgments were spilled: each piece holds whole queries)
         answered = Hints(placeholders=status.select(*ev.keys, QUERY))
-        unanswered = build(first, dataclasses.replace(recipe, qrels=judgments.table), answered)
-        unanswered = unanswered.status.collect()
-        status = pl.concat([status, unanswered.lazy()], how="vertical_relaxed")
+        unanswered = [
+            build(first, dataclasses.replace(recipe, qrels=piece), answered).status.collect()
+            for piece in judgments.in_pieces()
+        ]
+        status = pl.concat([status, *(u.lazy() for u in unanswered)], how="vertical_relaxed")
     return dataclasses.replace(ev, status=status, keep=tmp)
 
 

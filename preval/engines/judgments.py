@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
 import polars as pl
 
 from .. import io
+from ..errors import InputError
 from ..planner import Plan
 from ..ranking import run_starts
+from .budget import qrels_floor, too_little
 from .reading import flag_sorted
 
 
@@ -18,15 +20,22 @@ from .reading import flag_sorted
 class Judgments:
     """Separate qrels held in memory for an engine that evaluates a run piece by piece.
 
-    `table`: every judgment (the judged queries no piece answered are evaluated from it last);
-    `keys`: the group columns the qrels share with the run (the query, and the by-columns that
-    are properties of the query); `of`: the judgments a piece of the run needs, at least those
-    of its queries.
+    `table`: every judgment, in memory, or a scan of them when they were spilled into buckets
+    (the partitioned engine's, for qrels too large to hold); `keys`: the group columns the
+    qrels share with the run (the query, and the by-columns that are properties of the
+    query); `of`: the judgments a piece of the run needs, at least those of its queries;
+    `pieces`: every judgment again, in pieces of whole queries, from which the judged queries
+    no piece answered are evaluated last (one piece, `table`, unless spilled).
     """
 
-    table: pl.DataFrame
+    table: pl.DataFrame | pl.LazyFrame
     keys: list[str]
     of: Callable[[pl.DataFrame], pl.DataFrame]
+    pieces: Callable[[], Iterator[pl.DataFrame | pl.LazyFrame]] | None = None
+
+    def in_pieces(self) -> Iterator[pl.DataFrame | pl.LazyFrame]:
+        """`pieces`, or `table` as one piece."""
+        return iter([self.table]) if self.pieces is None else self.pieces()
 
 
 def read_judgments(ev: Plan) -> Judgments | None:
@@ -39,16 +48,42 @@ def read_judgments(ev: Plan) -> Judgments | None:
 def read_qrels(ev: Plan) -> tuple[pl.DataFrame, list[str]] | None:
     """`ev`'s separate qrels, in memory, and the group columns they share with the run;
     None without separate qrels."""
+    scanned = scan_qrels(ev)
+    if scanned is None:
+        return None
+    table = scanned.collect()
+    return table, [c for c in ev.group if c in table.columns]
+
+
+def qrels_floor_of(ev: Plan) -> int:
+    """`budget.qrels_floor` of `ev`'s separate qrels, from their file when they were given as
+    a path (a TREC qrels file is a plan by now: its path is among the recipe's sources)."""
+    if ev.recipe is None or ev.recipe.qrels is None:
+        return 0
+    path = dict(ev.recipe.sources).get("qrels")
+    return qrels_floor(ev.recipe.qrels if path is None else path)
+
+
+def qrels_too_large(ev: Plan, budget: int, held: float, engine: str) -> InputError:
+    """The one line that refuses qrels `engine` would hold whole (`held` bytes) beyond
+    `budget`, naming their file."""
+    path = None if ev.recipe is None else dict(ev.recipe.sources).get("qrels")
+    named = "" if path is None else f" {path}"
+    what = f"the qrels{named} (engine {engine!r} holds them whole)"
+    return too_little(budget, held, what, text=not ev.source_by_range)
+
+
+def scan_qrels(ev: Plan) -> pl.LazyFrame | None:
+    """`ev`'s separate qrels, as read into memory by `read_qrels` (None without)."""
     if ev.recipe is None or ev.recipe.qrels is None:
         return None
     columns = ev.recipe.columns
-    table = io.scan(
+    return io.scan(
         ev.recipe.qrels,
         id_columns=(columns.query, columns.doc, *ev.group[:-1]),
         numeric_columns=(columns.label,),
         what="qrels",
-    ).collect()
-    return table, [c for c in ev.group if c in table.columns]
+    )
 
 
 def by_value(table: pl.DataFrame, keys: list[str]) -> Judgments:

@@ -32,14 +32,37 @@ import polars as pl
 from ..errors import InputError
 from ..planner import Plan
 from ..spill import SpillDirectory
-from .budget import QRELS_COPIES, SCATTER_BATCH_ROWS, read_rows, row_bytes, shape, spill_buckets
+from .budget import (
+    EVAL_COPIES,
+    EVAL_COPIES_QRELS,
+    QRELS_COPIES,
+    SCATTER_BATCH_ROWS,
+    read_rows,
+    row_bytes,
+    shape,
+    spill_buckets,
+)
 from .chunked import CHUNK_ROWS, READ_AHEAD, WORKERS, collect_chunked
-from .judgments import Judgments, by_value, read_qrels
+from .judgments import (
+    Judgments,
+    by_value,
+    qrels_floor_of,
+    qrels_too_large,
+    read_qrels,
+    scan_qrels,
+)
 from .reading import balanced, ranges
 
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
+# separate qrels in memory, per byte of their least size known unread (`qrels_floor`)
+QRELS_IN_MEMORY = 2
+# separate qrels are spilled into buckets when holding them takes more than this share of
+# the budget (`_qrels_to_spill`)
+QRELS_SPILL_SHARE = 0.5
+# the most buckets spilled qrels are divided into
+MAX_SPILL_BUCKETS = 1024
 # Rows read to estimate the input's bytes per row.
 SAMPLE_ROWS = 100_000
 # Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
@@ -83,10 +106,12 @@ def collect_partitioned(
     n = max(1, math.ceil(rows / chunk_rows))
     # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
     # keys alone (all the systems of a query in one bucket) and the judgments are divided the
-    # same way, once: each bucket then takes its own part of them
-    qrels = read_qrels(ev)
-    divided = qrels is not None and _comparable(ev, *qrels)
-    keys = qrels[1] if divided else ev.group
+    # same way, once: each bucket then takes its own part of them. Qrels too large to hold
+    # (`_qrels_to_spill`) are spilled into the run's buckets by those keys, not read here
+    spilled, held = _qrels_to_spill(ev, limit), 0
+    qrels = None if spilled else read_qrels(ev)
+    divided = spilled is not None or (qrels is not None and _comparable(ev, *qrels))
+    keys = spilled[1] if spilled else qrels[1] if divided else ev.group
     run = partial(
         collect_chunked,
         ev,
@@ -97,13 +122,16 @@ def collect_partitioned(
         tmp_dir=tmp_dir,
     )
     per_row = size / max(rows, 1)
-    held = 0 if qrels is None else QRELS_COPIES * qrels[0].estimated_size()
+    if qrels is not None:
+        held = QRELS_COPIES * qrels[0].estimated_size()
+    copies = EVAL_COPIES if spilled is None and qrels is None else EVAL_COPIES_QRELS
     text = not ev.source_by_range
     fit = None
-    if buckets is None and size * 3 <= limit:
+    if buckets is None and size * 3 <= limit and spilled is None:
         with contextlib.suppress(InputError):  # (then spilled)
             fit = shape(limit - held - size, per_row, chunk_rows=chunk_rows, workers=workers,
-                        read_ahead=READ_AHEAD, text=text, input_rows=rows)  # fmt: skip
+                        read_ahead=READ_AHEAD, text=text, input_rows=rows,
+                        copies=copies)  # fmt: skip
     in_memory = fit is not None
     if in_memory:
         batch_rows = balanced(rows, fit.chunk_rows, fit.workers)
@@ -113,14 +141,18 @@ def collect_partitioned(
         if buckets is None:  # the fewest whose scatter and evaluation fit (`spill_buckets`)
             buckets = spill_buckets(limit, size, per_row, held=held, what=what, text=text,
                                     read_rows=read_rows(ev.paths))  # fmt: skip
+        if spilled is not None:  # a bucket's judgments take at most a quarter of the budget
+            whole = QRELS_COPIES * spilled[2]
+            buckets = min(MAX_SPILL_BUCKETS, max(buckets, math.ceil(4 * whole / limit)))
+            held = math.ceil(whole / buckets)
         # a spilled bucket is held whole while it is divided into pieces of `chunk_rows`
         what = f"this input ({rows:,} rows, spilled in {buckets} buckets)"
         fit = shape(limit - held - size // buckets, per_row, chunk_rows=chunk_rows,
                     workers=workers, read_ahead=READ_AHEAD, what=what, text=text,
-                    input_rows=rows)  # fmt: skip
+                    input_rows=rows, copies=copies)  # fmt: skip
     run = partial(run, workers=fit.workers, read_ahead=fit.read_ahead)
-    judgments = None
-    if divided:  # as the rows will be: into n buckets of parts in memory, or spilled buckets
+    judgments = None  # (spilled qrels: once spilled, below)
+    if divided and spilled is None:  # as the rows will be: n buckets of parts, or spilled
         division = (n, _parts(batch_rows)) if in_memory else (buckets, 1)
         judgments = _by_bucket(*qrels, *division)
     elif qrels is not None:
@@ -133,12 +165,71 @@ def collect_partitioned(
         return run(chunks=_drain(buckets_), judgments=judgments)
     spill = SpillDirectory(prefix="preval-buckets-", dir=tmp_dir)
     try:
-        check_free_disk(spill.path, int(size * SPILL_RATIO), rows)
+        spilled_bytes = size + (0 if spilled is None else spilled[2])
+        check_free_disk(spill.path, int(spilled_bytes * SPILL_RATIO), rows)
+        if spilled is not None:
+            scatter(spilled[0], keys, buckets, spill.path / "qrels")
+            judgments = _spilled_judgments(spill.path / "qrels", keys, buckets, spilled[0])
         scatter(ev.source, keys, buckets, spill.path)
         pieces = spilled_buckets(spill.path, keys, fit.chunk_rows)
         return run(chunks=pieces, judgments=judgments)
     finally:
         spill.cleanup()
+
+
+def _qrels_to_spill(ev: Plan, limit: int) -> tuple[pl.LazyFrame, list[str], int] | None:
+    """`ev`'s separate qrels (a scan), the keys they share with the run and their estimated
+    bytes in memory (`QRELS_IN_MEMORY` times `qrels_floor_of`), when they are to be spilled
+    into buckets rather than held: `QRELS_COPIES` times that is more than `QRELS_SPILL_SHARE`
+    of `limit`, and their query keys hash as the run's do. Qrels whose keys do not are held
+    if they fit, else refused in one line."""
+    scanned = scan_qrels(ev)
+    if scanned is None:
+        return None
+    estimate = QRELS_IN_MEMORY * qrels_floor_of(ev)
+    whole = QRELS_COPIES * estimate
+    if whole <= limit * QRELS_SPILL_SHARE:
+        return None
+    schema, q_schema = ev.source.collect_schema(), scanned.collect_schema()
+    keys = [c for c in ev.group if c in q_schema]
+    if any(schema[k] != q_schema[k] for k in keys):  # (held, found by value, if they fit)
+        if whole > limit:
+            raise qrels_too_large(ev, limit, whole, "partitioned")
+        return None
+    return scanned, keys, estimate
+
+
+def _spilled_judgments(
+    folder: Path, keys: list[str], buckets: int, scanned: pl.LazyFrame
+) -> Judgments:
+    """The judgments spilled into `buckets` under `folder` (`scatter`, by the run's keys): a
+    piece of the run takes its bucket's, read when its first piece comes (a bucket's pieces
+    come one after another), of which it takes its own queries'; the last plan takes them
+    bucket by bucket."""
+    index = _bucket_of(keys, buckets)
+    empty = pl.DataFrame(schema=scanned.collect_schema())
+    files = {b: sorted((folder / f"{_BUCKET}={b}").glob("*.ipc")) for b in range(buckets)}
+    held: dict[int, Judgments] = {}
+
+    def bucket(b: int) -> pl.DataFrame:
+        return pl.scan_ipc(files[b]).collect() if files[b] else empty
+
+    def of(piece: pl.DataFrame) -> pl.DataFrame:
+        # a piece takes its own queries' judgments only (`by_value`): a bucket's, joined and
+        # checked by each of its pieces on two workers, would cost that many copies
+        b = piece.head(1).select(index).item()
+        if b not in held:
+            held.clear()
+            held[b] = by_value(bucket(b), keys)
+        return held[b].of(piece)
+
+    def pieces() -> Iterator[pl.DataFrame]:
+        held.clear()
+        return (bucket(b) for b in range(buckets))
+
+    every = [f for b in range(buckets) for f in files[b]]
+    table = pl.scan_ipc(every) if every else empty.lazy()
+    return Judgments(table, keys, of, pieces)
 
 
 def _comparable(ev: Plan, table: pl.DataFrame, keys: list[str]) -> bool:
