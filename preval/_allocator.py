@@ -8,7 +8,8 @@ two: faster at large sizes for somewhat more memory at peak; a longer time gains
 and holds on to more memory the longer a run lasts (figures in benchmarks/results.md). A
 program that imports the library keeps Polars' settings, and a user's own
 ``_RJEM_MALLOC_CONF`` wins. The command also caps glibc's malloc arenas (`MALLOC_ARENAS`),
-unless the user set ``MALLOC_ARENA_MAX``.
+unless the user set ``MALLOC_ARENA_MAX``, and points pyarrow at the C library's allocator
+(`ARROW_POOL`) unless the user set ``ARROW_DEFAULT_MEMORY_POOL``.
 """
 
 import os
@@ -23,6 +24,11 @@ KEEP_FREED_PAGES = "dirty_decay_ms:2000,muzzy_decay_ms:2000"
 # at the same speed (benchmarks/results.md, memory limit).
 MALLOC_ARENAS = 2
 _M_ARENA_MAX = -8  # mallopt's parameter number, from glibc's malloc.h
+# pyarrow's default pool (mimalloc) reserves a gigabyte of address space at its first
+# allocation, which the command makes only to read Parquet footers: under an address-space
+# limit (ulimit -v) that gigabyte is what the evaluation lacks. The C library's malloc reserves
+# nothing beyond what it is asked for.
+ARROW_POOL = "system"
 
 
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
@@ -39,5 +45,6 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
 # Polars sets the variable when it loads: if it has already, this changes nothing
 if is_the_command(sys.argv, getattr(sys, "orig_argv", [])):
     os.environ.setdefault("_RJEM_MALLOC_CONF", KEEP_FREED_PAGES)
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", ARROW_POOL)
     if "MALLOC_ARENA_MAX" not in os.environ:
         limit_malloc_arenas()

@@ -146,7 +146,8 @@ def curve(
     )
     kept = {n: d for n, d in groups.collect_schema().items() if not n.startswith("_chk_")}
     roles = {"query": query or "query", "doc": doc, "score": score, "label": label}
-    check = validate.checker(rules, {k: k for k in keys}, roles, "input", rows)
+    sources = validate.path_sources({"input": data})  # (a lazy plan: its caller collects it)
+    check = validate.checker(rules, {k: k for k in keys}, roles, "input", rows, sources)
     groups = groups.map_batches(check, schema=kept).cache()
 
     order, descending = sort_keys(ties, has_doc=has_doc)

@@ -16,7 +16,7 @@ from itertools import combinations
 import numpy as np
 import polars as pl
 
-from . import extras, io
+from . import extras, io, validate
 from .errors import InputError
 from .summary import measure_columns
 
@@ -99,19 +99,14 @@ def compare(
     """
     check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
+    sources = validate.path_sources({"per-query table": per_query})
     for column in (by, query):
         if column not in table.columns:
             have = ", ".join(table.columns)
             msg = f"per-query table: missing column {column!r} (columns: {have})"
-            raise InputError(msg)
-    names = measure_names(table.schema, measures)
-    systems = sorted(table[by].unique().drop_nulls().to_list())
-    if baseline is not None and baseline not in systems:
-        msg = f"baseline {baseline!r} is not a system of column {by!r} (systems: {systems})"
-        raise InputError(msg)
-    if len(systems) < 2:
-        msg = f"compare needs at least two systems in column {by!r}, found {systems}"
-        raise InputError(msg)
+            raise InputError(validate.named(msg, sources))
+    names = measure_names(table.schema, measures, sources)
+    systems = systems_of(table, by, baseline, "per-query table", sources)
     pairs = (
         [(s, baseline) for s in systems if s != baseline]
         if baseline is not None
@@ -182,9 +177,14 @@ def check_options(test: str, correction: str, missing: str, alpha: float, n_resa
         raise InputError(msg)
 
 
-def measure_names(schema: pl.Schema, measures: str | Iterable[str] | None) -> list[str]:
+def measure_names(
+    schema: pl.Schema,
+    measures: str | Iterable[str] | None,
+    sources: Sequence[tuple[str, str]] = (),
+) -> list[str]:
     """The measure columns a comparison takes: `measures`, or every rate column of `schema`
-    (counts such as NumRet are not compared)."""
+    (counts such as NumRet are not compared). `sources` name the table's file
+    (`validate.named`)."""
     specs = measure_columns(schema)
     if measures is None:
         names = [n for n, s in specs.items() if s.summary != "sum"]
@@ -193,11 +193,33 @@ def measure_names(schema: pl.Schema, measures: str | Iterable[str] | None) -> li
         unknown = [n for n in names if n not in schema]
         if unknown:
             msg = f"per-query table: no measure column {unknown[0]!r} (measures: {list(specs)})"
-            raise InputError(msg)
+            raise InputError(validate.named(msg, sources))
     if not names:
         msg = "per-query table: no measure column to compare (expected names like AP, P@10)"
-        raise InputError(msg)
+        raise InputError(validate.named(msg, sources))
     return names
+
+
+def systems_of(
+    table: pl.DataFrame,
+    by: str,
+    baseline: str | None,
+    what: str,
+    sources: Sequence[tuple[str, str]] = (),
+) -> list[str]:
+    """The systems a comparison pairs: the values of `table`'s `by` column, sorted. Refuse a
+    `baseline` that is none of them, and fewer than two, naming the table as `what` and its
+    file by `sources` (`validate.named`): ``"input runs.csv: compare needs ..."`` when the
+    table was evaluated from that file, ``"per-query table pq.parquet: ..."`` when it was
+    read from it."""
+    systems = sorted(table[by].unique().drop_nulls().to_list())
+    if baseline is not None and baseline not in systems:
+        msg = f"{what}: baseline {baseline!r} is not a system of column {by!r} (systems: {systems})"
+        raise InputError(validate.named(msg, sources))
+    if len(systems) < 2:
+        msg = f"{what}: compare needs at least two systems in column {by!r}, found {systems}"
+        raise InputError(validate.named(msg, sources))
+    return systems
 
 
 def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:

@@ -10,8 +10,9 @@ plan runs. Nothing is collected here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
@@ -289,18 +290,38 @@ def check_exprs(rules: Sequence[Rule], *, has_doc: bool, has_pad: bool) -> list[
     return exprs
 
 
+def named(text: str, sources: Iterable[tuple[str, str]]) -> str:
+    """`text`, a message that begins with an input's role (``"input: ..."``, ``"qrels: ..."``),
+    with that input's file named when it was given as a path (`sources`: (role, path) pairs):
+    ``"input runs.csv: ..."``. Other messages are returned as they are."""
+    for role, path in sources:
+        if text.startswith(f"{role}: "):
+            return f"{role} {path}: {text[len(role) + 2 :]}"
+    return text
+
+
+def path_sources(given: dict[str, object]) -> tuple[tuple[str, str], ...]:
+    """(role, path) of the inputs in `given` (role -> source) that were given as paths, for
+    `named`: ``path_sources({"input": "run.csv", "qrels": frame})`` is
+    ``(("input", "run.csv"),)``."""
+    return tuple((role, str(p)) for role, p in given.items() if isinstance(p, (str, Path)))
+
+
 def checker(
     rules: Sequence[Rule],
     keys: dict[str, str],
     names: dict[str, str],
     what: str,
     rows: pl.LazyFrame | None = None,
+    sources: Sequence[tuple[str, str]] = (),
 ) -> Callable[[pl.DataFrame], pl.DataFrame]:
     """A `map_batches` function: raise on the first broken rule, else drop the counters.
 
     `keys` maps internal key columns to user names (null keys are errors too); `names` maps
     the roles (query, doc, score, label) to the user's column names for messages. `rows` are
-    the rows that were aggregated, for rules that `recount` when they are broken.
+    the rows that were aggregated, for rules that `recount` when they are broken. `sources`
+    ((role, path) of the inputs given as paths) name the file `what` is read from (`named`):
+    the plan may run where no engine can add it, in the caller's own ``collect()``.
     """
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
@@ -314,7 +335,7 @@ def checker(
                     others = [f"{u} {row[k]!r}" for k, u in keys.items() if k != internal]
                     example = ", ".join([*others, f"{names['doc']} {row[_EXAMPLE_DOC]!r}"])
                     msg += f"; example: {example}"
-                raise InvalidValueError(msg)
+                raise InvalidValueError(named(msg, sources))
         for rule in rules:
             counts = df[f"{CHECK_PREFIX}{rule.name}"]
             n = int(counts.sum() or 0)
@@ -332,7 +353,7 @@ def checker(
                 if example is not None:
                     where += f", {names['doc']} {row[example]!r}"
                 msg = f"{what}: {rule.text.format(n=n, **names)}; example: {where}"
-                error = rule.error(msg)
+                error = rule.error(named(msg, sources))
                 error.example = {user: row[k] for k, user in keys.items()}
                 raise error
         return df.drop(cs_checks(df))

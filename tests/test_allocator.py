@@ -50,3 +50,24 @@ def test_the_command_keeps_freed_pages_and_importers_keep_polars_settings() -> N
     mine = allocator_setting(as_command, _RJEM_MALLOC_CONF="dirty_decay_ms:0")
     assert mine.endswith("dirty_decay_ms:0")
     assert KEEP_FREED_PAGES not in mine
+
+
+def test_the_command_puts_pyarrow_on_the_c_allocator_unless_told_otherwise() -> None:
+    """pyarrow's default pool (mimalloc) reserves a gigabyte of address space at its first
+    allocation; the command uses the C library's, which an address-space limit can afford."""
+    as_command = "import sys; sys.argv = ['/venv/bin/preval', 'evaluate']"
+    script = (
+        f"{as_command}\nimport preval, pyarrow as pa\npa.array([1, 2])\n"
+        "print(pa.default_memory_pool().backend_name)"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+
+    def backend(code: str, **env: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=environ | env, check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    assert backend(script) == "system"
+    assert backend(script, ARROW_DEFAULT_MEMORY_POOL="jemalloc") in ("jemalloc", "mimalloc")
+    importer = script.replace(as_command, "")  # a program importing the library: left alone
+    assert backend(importer) != "system" or sys.platform != "linux"

@@ -123,6 +123,46 @@ def test_outputs_of_one_run_appear_together(capsys, tmp_path: Path, monkeypatch)
     assert leftovers(out, {"pq.parquet", "summary.csv"}) == []
 
 
+@pytest.mark.parametrize(
+    "failure", [MemoryError(), RuntimeError("can't start new thread")], ids=["alloc", "thread"]
+)
+def test_running_out_of_address_space_is_one_line_and_writes_nothing(
+    capsys, tmp_path: Path, monkeypatch, failure: BaseException
+) -> None:
+    """Under an address-space limit (ulimit -v) the engines' sizing did not foresee, an
+    allocation or a thread's stack fails in Python's code mid-write: one line, exit 2, no
+    output and no temporary file (a Rust allocation aborts the process: not catchable)."""
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def fails(*args: object) -> str:
+        raise failure
+
+    monkeypatch.setattr(preval.report, "render", fails)
+    rc, err = run(capsys, "evaluate", data, "--summary", out / "summary.csv")
+    one_line_error(rc, err, "out of memory")
+    assert leftovers(out, set()) == []
+
+
+def test_another_runtime_error_is_not_called_out_of_memory(
+    capsys, tmp_path: Path, monkeypatch
+) -> None:
+    """Only a thread that cannot start is read as memory: any other RuntimeError is a bug and
+    keeps its traceback."""
+    data = tmp_path / "in.csv"
+    data.write_text(JOINED)
+
+    def fails(*args: object) -> str:
+        msg = "some bug"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(preval.report, "render", fails)
+    with pytest.raises(RuntimeError, match="some bug"):
+        run(capsys, "evaluate", data, "--summary", tmp_path / "summary.csv")
+
+
 # --- data that would be evaluated wrongly ----------------------------------------------------
 
 

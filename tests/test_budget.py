@@ -100,3 +100,102 @@ def test_read_rows_is_the_largest_row_group_of_the_parquet_files(tmp_path: Path)
     # not Parquet, or not a file: the usual row group
     assert budget.read_rows([tmp_path / "x.csv"]) == budget.READ_ROWS
     assert budget.read_rows([]) == budget.READ_ROWS
+
+
+def test_a_chunk_never_needs_more_rows_than_the_input_has() -> None:
+    # 14 rows averaging 75,000 bytes (one id of a megabyte): the least chunk of MIN_CHUNK_ROWS
+    # would "need" 75,000 x 6 x 20,000 = 9 GB, though the input is 1 MB. Bounded by its 14
+    # rows, two workers and one chunk read ahead get 4 GB / (75,000 x 13) = 4,405 rows, more
+    # than it has: it fits
+    fit = budget.shape(4 * 2**30, 75_000.0, chunk_rows=2_000_000, workers=2, read_ahead=1,
+                       input_rows=14)  # fmt: skip
+    assert fit == budget.Shape(4 * 2**30 // (75_000 * 13), 2, 1)
+    with pytest.raises(InputError, match=r"needs at least 8\.7 GB"):  # 9e9 B + BASE_RSS
+        budget.shape(4 * 2**30, 75_000.0, chunk_rows=2_000_000, workers=2, read_ahead=1)
+    # the bound only lowers the least chunk to the input's rows: a limit below even those is
+    # refused, naming 75,000 x 6 x 14 = 6.3 MB (+ BASE_RSS: 326 MB)
+    with pytest.raises(InputError, match="needs at least 326 MB"):
+        budget.shape(MiB, 75_000.0, chunk_rows=2_000_000, workers=2, read_ahead=1,
+                     input_rows=14)  # fmt: skip
+    # an input of MIN_CHUNK_ROWS rows or more is refused as before
+    with pytest.raises(InputError, match=r"needs at least 8\.7 GB"):
+        budget.shape(4 * 2**30, 75_000.0, chunk_rows=2_000_000, workers=2, read_ahead=1,
+                     input_rows=budget.MIN_CHUNK_ROWS)  # fmt: skip
+
+
+def test_the_sample_says_the_rows_when_it_holds_them_all() -> None:
+    frame = pl.LazyFrame({"doc": ["d" * 100] * 10})
+    per_row, rows = budget.sampled(frame, 50)
+    assert rows == 10
+    assert per_row == frame.collect().estimated_size() / 10
+    assert budget.sampled(frame, 10)[1] is None  # (10 of 10 asked for: more may follow)
+    assert budget.sampled(frame, 5)[1] is None
+
+
+@pytest.mark.parametrize("engine", ["auto", "partitioned", "chunked"])
+def test_a_small_file_with_a_megabyte_id_is_evaluated(tmp_path: Path, engine: str) -> None:
+    # 14 rows, one of them a document with an id of 1 MB, judged non-relevant (as the sweep's
+    # very-long-line case): its numbers are those of the same table without that row, under the
+    # default limit and under a limit of 1 GB
+    import preval
+
+    rows = ["query,doc,score,label"]
+    rows += [f"q{q},d{q}{d},{1 - d / 10},{d % 2}" for q in range(2) for d in range(7)]
+    plain = tmp_path / "plain.csv"
+    plain.write_text("\n".join(rows) + "\n")
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join([*rows, f"q1,{'x' * 2**20},0.01,0"]) + "\n")
+    assert wide.stat().st_size > 2**20  # (not small enough to be read whole by auto)
+    want = preval.collect(preval.plan(plain, ["AP", "P@5"])).per_query().collect()
+    for limit in (None, 2**30):
+        got = preval.collect(preval.plan(wide, ["AP", "P@5"]), engine, memory_limit=limit)
+        assert got.per_query().collect().equals(want)
+
+
+def test_qrels_floor_bounds_the_qrels_from_below_before_reading_them(tmp_path: Path) -> None:
+    """A Parquet file's rows times a label's 8 bytes, half a text file's bytes, a frame's size;
+    nothing for what cannot be known unread (a compressed file, a lazy plan). Each is at most
+    what the qrels take once read."""
+    import gzip
+
+    from preval import io
+
+    lines = "".join(f"q{i % 7} 0 doc{i:06d} {i % 3}\n" for i in range(3000))
+    text = tmp_path / "q.txt"
+    text.write_text(lines)
+    table = io.scan_qrels(text).collect()
+    table.write_parquet(tmp_path / "q.parquet")
+    (tmp_path / "q.txt.gz").write_bytes(gzip.compress(lines.encode()))
+    assert budget.qrels_floor(text) == len(lines) // 2
+    assert budget.qrels_floor(tmp_path / "q.parquet") == 8 * 3000
+    assert budget.qrels_floor(table) == table.estimated_size()
+    assert budget.qrels_floor(tmp_path / "q.txt.gz") == 0
+    assert budget.qrels_floor(table.lazy()) == 0
+    for path in (text, tmp_path / "q.parquet"):
+        assert budget.qrels_floor(path) <= table.estimated_size()
+
+
+@pytest.mark.parametrize("engine", ["chunked", "partitioned"])
+def test_qrels_too_large_for_the_limit_are_refused_before_they_are_read(
+    tmp_path: Path, monkeypatch, engine: str
+) -> None:
+    """The engines that hold qrels whole refuse, in one line naming the qrels file, qrels whose
+    least size already exceeds the limit: reading them would break it."""
+    import preval
+    from preval.engines import chunked, judgments, partitioned
+
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q{i % 50} Q0 d{i} 1 {i / 7:.3f} r\n" for i in range(2000)))
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("".join(f"q{i % 50} 0 d{i} 1\n" for i in range(2000)))
+    monkeypatch.setattr(budget, "QRELS_TEXT_SHARE", 10**6)  # a floor far above any limit
+
+    def read(*args: object) -> None:
+        msg = "the qrels were read"
+        raise AssertionError(msg)
+
+    for module in (judgments, chunked, partitioned):
+        monkeypatch.setattr(module, "read_qrels", read, raising=False)
+    plan = preval.plan(run, ["AP"], qrels=qrels, input_format="trec")
+    with pytest.raises(InputError, match=rf"the qrels {qrels} .*holds them whole"):
+        preval.collect(plan, engine=engine, memory_limit=2**30)

@@ -157,6 +157,40 @@ def test_bad_requests_are_clear_errors() -> None:
         preval.compare(table, measures=["P@10"])
 
 
+def test_too_few_systems_name_the_file(tmp_path: Path, capsys) -> None:
+    # a table read from a path is named, in the words of every input error ("ROLE PATH: ")
+    pq = tmp_path / "pq.parquet"
+    per_query({"a": [0.5, 0.2]}).write_parquet(pq)
+    with pytest.raises(preval.InputError) as info:
+        preval.compare(str(pq))
+    assert str(info.value) == (
+        f"per-query table {pq}: compare needs at least two systems in column 'system', found ['a']"
+    )
+    with pytest.raises(preval.InputError, match=rf"^per-query table {re.escape(str(pq))}: "):
+        preval.compare(pq, baseline="zz")
+    with pytest.raises(preval.InputError, match=r"^per-query table: compare needs"):
+        preval.compare(per_query({"a": [0.5]}))  # a frame: no file to name
+    # the commands: a table with a header and no row, or with one system, names the input
+    empty, one = tmp_path / "empty.csv", tmp_path / "one.csv"
+    empty.write_text("query,doc,score,label,system\n")
+    one.write_text("query,doc,score,label,system\nq1,d1,0.5,1,a\nq1,d2,0.4,0,a\n")
+    for table, found in ((empty, "[]"), (one, "['a']")):
+        for argv in (
+            ["compare", str(table), "-m", "AP"],
+            ["evaluate", str(table), "--by", "system", "-m", "AP", "--compare", "-q"],
+        ):
+            rc = main(argv)
+            out, err = capsys.readouterr()
+            assert (rc, out) == (2, ""), err  # (evaluate --compare: refused before its output)
+            assert err == (
+                f"preval: error: input {table}: compare needs at least two systems in column "
+                f"'system', found {found}\n"
+            )
+    rc = main(["compare", str(pq), "--per-query-table"])
+    assert rc == 2
+    assert capsys.readouterr().err.startswith(f"preval: error: per-query table {pq}: compare")
+
+
 def test_the_command_prints_paper_tables(capsys) -> None:
     rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "-m", "P@10", "--format",
                "markdown"])  # fmt: skip
@@ -172,7 +206,7 @@ def test_the_command_prints_paper_tables(capsys) -> None:
     assert "\\textbf{0.6615}$^{a}$ \\\\" in out and "\\begin{tabular}{lr}" in out
     rc = main(["compare", "fixtures/example.parquet", "--baseline", "nope"])
     _, err = capsys.readouterr()
-    assert rc == 2 and err.startswith("preval: error: baseline 'nope'")
+    assert rc == 2 and err.startswith("preval: error: input fixtures/example.parquet: baseline")
 
 
 def test_the_docs_show_what_the_command_prints(capsys) -> None:

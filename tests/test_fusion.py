@@ -531,6 +531,49 @@ def test_out_of_core_equals_in_memory(tmp_path, monkeypatch):
     ]
 
 
+def test_a_memory_limit_below_the_floor_is_refused_before_any_run_is_read(
+    tmp_path, monkeypatch, capsys
+):
+    """`preval fuse --memory-limit` and `fuse_to(memory_limit=)` take the engines' floor
+    (`engines.budget.base`: BASE_RSS, and TEXT_RSS for text runs): a limit below it is one
+    line, before a run is read (`core.stack` is never called)."""
+    from preval.cli import main
+    from preval.engines import budget
+
+    runs = [ROOT / "fixtures/trec/bm25.run", ROOT / "fixtures/trec/hybrid.run.gz"]
+    out = tmp_path / "fused.parquet"
+    monkeypatch.setattr(core, "stack", stack := _Spy(core.stack))
+    for limit in (1, 2**20, budget.base(True)):  # (TREC runs are text: 448 MB)
+        with pytest.raises(InputError) as refused:
+            writers.fuse_to(runs, out, "rrf", memory_limit=limit)
+        (line,) = str(refused.value).splitlines()
+        assert f"it needs at least {budget.base(True) // 2**20} MB" in line, line
+    for limit in (0, -1):
+        with pytest.raises(InputError, match="memory_limit must be a positive number"):
+            writers.fuse_to(runs, out, "rrf", memory_limit=limit)
+    code = main(["fuse", *map(str, runs), "-o", str(out), "--memory-limit", "1MB"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err == (
+        "preval: error: these runs cannot be evaluated within the memory limit of 1 MB "
+        "(--memory-limit, or what ulimit -v leaves after the 1.0 GB of address space Polars "
+        "reserves): it needs at least 448 MB; nothing was written, raise the limit\n"
+    )
+    assert stack.calls == 0
+    assert list(tmp_path.iterdir()) == []
+    # Parquet runs are no text: the floor is BASE_RSS alone, and above it they fuse
+    monkeypatch.undo()
+    tables = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    for table, scores in zip(tables, ([3.0, 2.0, 1.0], [1.0, 2.0, 3.0]), strict=True):
+        pl.DataFrame({"query": ["q"] * 3, "doc": ["x", "y", "z"], "score": scores}).write_parquet(
+            table
+        )
+    with pytest.raises(InputError, match=f"needs at least {budget.BASE_RSS // 2**20} MB"):
+        writers.fuse_to(tables, out, "rrf", memory_limit=budget.BASE_RSS)
+    assert writers.fuse_to(tables, out, "rrf", memory_limit=budget.BASE_RSS + 2**26) == 3
+    assert pl.read_parquet(out).equals(preval.fuse(tables, "rrf").collect())
+
+
 def test_failed_write_leaves_nothing(tmp_path):
     """A fusion that fails while writing (a duplicate found mid-plan) leaves no file behind."""
     dup = tmp_path / "dup.csv"

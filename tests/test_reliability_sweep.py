@@ -445,20 +445,7 @@ def _sample(params: list, share: int) -> list:
 
 # known failures, each with the file and function that would need the change (not this
 # sweep's to make): (case, role, command or API kind) -> reason
-_BUDGET = "engines/budget.py: a 1 MB id makes a 14-row table 'need' 8.8 GB (the row width "
-_BUDGET += "estimate), refused under the default 4.4 GB"
-_LAZY = "preval.evaluate is lazy: a data rule found when the caller collects says 'input', "
-_LAZY += "not the file (preval.collect and the commands name it)"
-_COMPARE = "significance.py: 'compare needs at least two systems' does not name the file"
-KNOWN = {
-    **{("very-long-line", "table", c): _BUDGET for c in (*READERS["table"], "api-collect")},
-    **{
-        (n, r, "api-evaluate"): _LAZY
-        for n in ("score-nan", "label-nan", "label-inf", "label-minus-inf", "duplicate-line")
-        for r in ("run", "table")
-    },
-    ("header-only", "table", "compare-table"): _COMPARE,
-}
+KNOWN: dict[tuple[str, str, str], str] = {}
 
 
 def _known(request: pytest.FixtureRequest, case: Case, role: str, command: str) -> None:
@@ -936,21 +923,7 @@ def test_an_address_space_limit_finishes_or_is_one_line(big, tmp_path, space_mb,
         assert done.returncode == 2 and "limit" in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize(
-    "what",
-    [
-        "evaluate",
-        "trec",
-        pytest.param(
-            "fuse",
-            marks=pytest.mark.xfail(
-                reason="fuse's writer does not refuse a --memory-limit below what the process "
-                "takes (preval/fusion/writers.py: no floor as in engines/budget.py)",
-                strict=False,
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("what", ["evaluate", "trec", "fuse"])
 def test_a_memory_limit_below_the_minimum_is_one_line(big, tmp_path: Path, what: str) -> None:
     if not thorough() and what != "evaluate":
         pytest.skip("thorough profile (CI) only")

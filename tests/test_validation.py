@@ -595,3 +595,53 @@ def test_duplicate_count_is_every_repeated_row() -> None:
     msg = str(info.value)
     assert "3 rows" in msg
     assert len(re.findall(r"example:", msg)) == 1
+
+
+# the data rules of a file: (file name, its text, the file's role, the rule's words)
+RULED_FILES = {
+    "nan-score": ("t.csv", "query,doc,score,label\nq1,a,NaN,1\nq1,b,0.5,0\n", "input", "NaN"),
+    "inf-label": ("t.csv", "query,doc,score,label\nq1,a,0.9,inf\nq1,b,0.5,0\n", "input", "NaN"),
+    "repeat": ("t.csv", "query,doc,score,label\nq1,a,0.9,1\nq1,a,0.5,0\n", "input", "repeat"),
+    "repeat-run": ("r.run", "q1 Q0 a 1 0.9 A\nq1 Q0 a 2 0.5 A\n", "input", "repeat"),
+    "nan-qrels": ("q.csv", "query,doc,label\nq1,a,NaN\nq1,b,0\n", "qrels", "NaN"),
+}
+
+
+@pytest.mark.parametrize("case", list(RULED_FILES))
+def test_a_data_rule_of_a_file_names_it_when_the_caller_collects(tmp_path: Path, case: str):
+    # `preval.evaluate` returns a lazy plan that the caller collects with Polars' own
+    # `collect()`, where no engine can add the file's name: the plan's checker names it, in
+    # the words `preval.collect` and the commands use ("input PATH: ...")
+    name, text, role, words = RULED_FILES[case]
+    path = tmp_path / name
+    path.write_text(text)
+    data, qrels = str(path), None
+    if role == "qrels":
+        data = tmp_path / "run.csv"
+        data.write_text("query,doc,score\nq1,a,0.9\nq1,b,0.5\n")
+        qrels = str(path)
+    elif name.endswith(".run"):
+        qrels = tmp_path / "q.qrels"
+        qrels.write_text("q1 0 a 1\n")
+    with pytest.raises(PrevalError) as lazy:
+        preval.evaluate(data, ["AP"], qrels=qrels).collect()
+    msg = str(lazy.value)
+    assert msg.startswith(f"{role} {path}: "), msg
+    assert words in msg and "\n" not in msg, msg
+    for engine in ("in-memory", "chunked", "partitioned"):
+        with pytest.raises(PrevalError) as collected:
+            preval.collect(preval.plan(data, ["AP"], qrels=qrels), engine)
+        assert str(collected.value) == msg, engine
+
+
+def test_a_data_rule_of_a_frame_names_the_role() -> None:
+    frame = joined().with_columns(score=pl.Series([1.0, NAN, 0.2, 0.9]))
+    with pytest.raises(InvalidValueError, match=r"^input: column 'score' is NaN"):
+        preval.evaluate(frame, ["AP"]).collect()
+
+
+def test_a_data_rule_of_a_curve_names_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("query,doc,score,label\nq1,a,NaN,1\nq1,b,0.5,0\n")
+    with pytest.raises(InvalidValueError, match=rf"^input {re.escape(str(path))}: .* NaN"):
+        preval.curve(str(path)).collect()

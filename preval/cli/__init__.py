@@ -160,6 +160,17 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     except BrokenPipeError:  # not bad input: the reader of stdout left (`main`)
         raise
+    except (MemoryError, RuntimeError) as exc:
+        # under an address-space limit (ulimit -v) that the engines' sizing did not foresee, an
+        # allocation or a thread's stack fails in Python's code: one line, not a traceback
+        if isinstance(exc, RuntimeError) and "can't start new thread" not in str(exc):
+            raise
+        msg = (
+            f"out of memory ({_memory_limits()}): {_failed(exc)}; nothing was written: raise "
+            "the limit, or give a lower --memory-limit"
+        )
+        print(f"preval: error: {msg}", file=sys.stderr)
+        return 2
     except (pl.exceptions.PolarsError, OSError) as exc:
         # Unreadable files and malformed CSV surface here mid-run: still bad input, not a
         # crash, and said with the file's name and line, not the reader's class names
@@ -171,3 +182,18 @@ def _run(args: argparse.Namespace) -> int:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable input"
         print(f"preval: error: {first}", file=sys.stderr)
         return 2
+
+
+def _memory_limits() -> str:
+    """The process's address-space limit, as the error of an allocation that failed says it."""
+    from ..engines.budget import address_space_limit
+
+    space = address_space_limit()
+    if space is None:
+        return "no address-space limit: the machine's memory"
+    return f"address-space limit, ulimit -v, {space / 2**30:.2f} GiB"
+
+
+def _failed(exc: BaseException) -> str:
+    """What failed: a thread that could not start, or an allocation."""
+    return "a thread could not start" if isinstance(exc, RuntimeError) else "an allocation failed"

@@ -8,10 +8,10 @@ import sys
 
 import polars as pl
 
-from .. import io, options, report
+from .. import io, options, report, validate
 from ..errors import InputError
 from ..planner import build_plan
-from ..significance import CORRECTIONS, MISSING, TESTS, compare
+from ..significance import CORRECTIONS, MISSING, TESTS, compare, systems_of
 from . import common
 
 EXAMPLES = """\
@@ -67,12 +67,17 @@ def run(args: argparse.Namespace) -> int:
     report.check_targets({"--output": args.output}, [*paths, args.qrels])
     resampling = options.from_args(args, "cli-resampling").intervals
     per_query, baseline, notes, averaged = per_query_of(args)
+    if not (args.per_query_table or args.runs):
+        # the systems of the one table evaluated: too few is said of its file
+        sources = validate.path_sources({"input": args.input})
+        systems_of(per_query, args.by, baseline, "input", sources)
+    compared = args.input if args.per_query_table else per_query  # (a path: compare names it)
     if args.risk is not None and baseline is None:
         msg = "--risk measures each system against one: give --baseline NAME"
         raise InputError(msg)
     by = args.by
     result = compare(
-        per_query, baseline=baseline, measures=args.measures if args.per_query_table else None,
+        compared, baseline=baseline, measures=args.measures if args.per_query_table else None,
         by=by, query=args.query, test=args.test, correction=args.correction,
         alpha=args.alpha, n_resamples=resampling.resamples, seed=resampling.seed,
         missing=args.missing,

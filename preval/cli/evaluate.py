@@ -10,7 +10,7 @@ import warnings
 
 import polars as pl
 
-from .. import options, report
+from .. import options, report, validate
 from ..errors import PrevalError
 from ..measures import from_ir_measures
 from ..planner import Plan, build_plan
@@ -128,6 +128,12 @@ def run(args: argparse.Namespace) -> int:
     plan = common.collect(plan, args, inputs, quiet=args.quiet)
     # that was the one pass over the input: every output below is a view of its result
     per_query = plan.per_query()
+    if args.compare is not None and not inputs.runs:
+        from ..significance import systems_of  # numpy: only when comparing
+
+        # the systems of the one table evaluated, before any output: too few is said of its file
+        sources = validate.path_sources({"input": args.input})
+        systems_of(per_query.select(by).collect(), by[0], args.compare or None, "input", sources)
     if args.bounds is not None:
         from .. import unjudged  # (--bounds only)
 

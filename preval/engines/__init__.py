@@ -24,15 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from .. import io
+from .. import io, validate
 from ..errors import InputError, PrevalError
 from ..planner import Plan
 from ..ranking import run_starts
 from .budget import (
     MIN_ADDRESS_SPACE,
+    QRELS_COPIES,
     address_space_limit,
     check_text_address_space,
     data_budget,
+    qrels_floor,
     row_bytes,
     too_little,
 )
@@ -118,16 +120,9 @@ def collect(
     if tmp_dir is not None and not Path(tmp_dir).is_dir():
         msg = f"tmp_dir {tmp_dir}: no such directory (rule: spill files go to an existing one)"
         raise InputError(msg)
-    if memory_limit is not None and memory_limit <= 0:
-        msg = f"memory_limit must be a positive number of bytes, got {memory_limit!r}"
-        raise InputError(msg)
     # bytes the engines may spend on data, from the user's limit and an address-space limit
     text = plan.source is not None and not plan.source_by_range
-    space = address_space()
-    check_text_address_space(space, input_bytes if text else None)
-    budget = data_budget(memory_limit, space, text=text)
-    if budget is not None and budget <= 0:
-        raise too_little(budget, 0, "this input", text=text)
+    budget, space = budget_within(memory_limit, "this input", text=text, input_bytes=input_bytes)
     if space is not None and engine == "streaming":
         msg = (
             "engine 'streaming' maps address space far beyond its data (gigabytes for a "
@@ -139,11 +134,12 @@ def collect(
     try:
         return _collect(plan, engine, progress, budget, tmp_dir, input_bytes, space is not None)
     except PrevalError as exc:
-        # a data rule found mid-run says "input: ..." or "qrels: ...": which file, it can say
-        for role, path in plan.sources:
-            text = str(exc)
-            if text.startswith(f"{role}: "):
-                exc.args = (f"{role} {path}: {text[len(role) + 2 :]}",)
+        # a data rule's checker names the file (`Recipe.sources`); a rule checked elsewhere
+        # in the plan may say only "input: ..." or "qrels: ...": which file, it can say
+        text = str(exc)
+        shown = validate.named(text, plan.recipe.sources if plan.recipe else ())
+        if shown != text:
+            exc.args = (shown,)
         raise
     except (pl.exceptions.PolarsError, OSError) as exc:
         # a malformed CSV (or a compressed file cut short) is found by the reader mid-run, with
@@ -152,6 +148,27 @@ def collect(
         if explained is None:
             raise
         raise explained from exc
+
+
+def budget_within(
+    memory_limit: int | None, what: str, *, text: bool, input_bytes: int | None = None
+) -> tuple[int | None, int | None]:
+    """The bytes of data that `memory_limit` and an address-space limit leave
+    (`budget.data_budget`), and the address-space limit (`address_space`); refused in one line
+    before any work: a limit that is no positive number, an address-space limit below
+    `MIN_ADDRESS_SPACE`, text input of `input_bytes` that its readers cannot map
+    (`check_text_address_space`), a memory limit below what the process holds beside its data
+    (`budget.base`). `what` names the input ("this input", "these runs"); `text`: it is read
+    as text (CSV, TREC). Every command that takes ``--memory-limit`` starts here."""
+    if memory_limit is not None and memory_limit <= 0:
+        msg = f"memory_limit must be a positive number of bytes, got {memory_limit!r}"
+        raise InputError(msg)
+    space = address_space()
+    check_text_address_space(space, input_bytes if text else None)
+    budget = data_budget(memory_limit, space, text=text)
+    if budget is not None and budget <= 0:
+        raise too_little(budget, 0, what, text=text)
+    return budget, space
 
 
 def address_space() -> int | None:
@@ -197,6 +214,17 @@ def _collect(
                 what = f"this input (engine {chosen!r} holds it whole)"
                 raise too_little(budget, needed, what, text=not plan.source_by_range)
         return dataclasses.replace(plan, status=plan.status.collect(engine=chosen).lazy())
+    if budget is not None and plan.recipe is not None and plan.recipe.qrels is not None:
+        # the chunked and partitioned engines hold separate qrels whole: too large ones are
+        # refused before they are read (reading them alone would exceed the limit)
+        # (a TREC qrels file is a plan by now: its path is among the sources)
+        path = dict(plan.recipe.sources).get("qrels")
+        qrels = plan.recipe.qrels if path is None else path
+        held = QRELS_COPIES * qrels_floor(qrels)
+        if held > budget:
+            named = "" if path is None else f" {path}"
+            what = f"the qrels{named} (engine {chosen!r} holds them whole)"
+            raise too_little(budget, held, what, text=not plan.source_by_range)
     collect_partitioned = _out_of_core("collect_partitioned")
     partitioned = {
         "progress": progress,

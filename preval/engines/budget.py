@@ -58,6 +58,14 @@ BASE_RSS = 320 * MiB
 TEXT_RSS = 128 * MiB
 # resident bytes per byte of separate qrels held in memory (the table and its division)
 QRELS_COPIES = 3
+# a qrels row in memory takes at least its label (its ids as many bytes as they hold, as
+# Polars' estimated_size counts them): a Parquet file's rows times this bound its size from
+# below before it is read
+QRELS_ROW_BYTES = 8
+# and a plain text qrels file (TREC, CSV) at least this share of its bytes: ids take no less
+# in memory than in the file, each row's numbers and views more than its separators (a file
+# of comment lines would take nothing: hence half)
+QRELS_TEXT_SHARE = 0.5
 # address space reserved before any data: shared libraries, thread stacks, malloc arenas
 # (two, `preval._allocator`), Polars' allocator
 BASE_ADDRESS = 1024 * MiB
@@ -116,8 +124,15 @@ def address_space_limit() -> int | None:
 
 def row_bytes(source: pl.LazyFrame, rows: int = SAMPLE_ROWS) -> float:
     """The input's bytes per row in memory, from its first `rows` rows."""
+    return sampled(source, rows)[0]
+
+
+def sampled(source: pl.LazyFrame, rows: int = SAMPLE_ROWS) -> tuple[float, int | None]:
+    """The input's bytes per row in memory, from its first `rows` rows; and its rows when the
+    sample is the whole input (fewer rows than asked for), else None."""
     sample = source.lazy().head(rows).collect()
-    return sample.estimated_size() / max(sample.height, 1)
+    whole = sample.height if sample.height < rows else None
+    return sample.estimated_size() / max(sample.height, 1), whole
 
 
 def base(text: bool) -> int:
@@ -151,19 +166,25 @@ def shape(
     read_ahead: int,
     what: str = "this input",
     text: bool = False,
+    input_rows: int | None = None,
 ) -> Shape:
     """The largest chunks, up to `chunk_rows` rows and `workers` at once, whose peak fits
     `budget` bytes of data (`data_budget`); one worker and nothing read ahead when two do
-    not fit chunks of `MIN_CHUNK_ROWS`. Raise `InputError` when even that does not fit."""
+    not fit chunks of `MIN_CHUNK_ROWS`. Raise `InputError` when even that does not fit.
+
+    `input_rows`: the input's rows, or a bound from above, when known. No chunk holds more
+    rows than the input has, so the least chunk is at most that: a few wide rows (an id of a
+    megabyte) are not refused for the width of rows they do not have."""
     if budget is None:
         return Shape(chunk_rows, workers, read_ahead)
     row_bytes = max(row_bytes, 1.0)
+    least = MIN_CHUNK_ROWS if input_rows is None else max(1, min(MIN_CHUNK_ROWS, input_rows))
     for w, ahead in ((workers, read_ahead), (1, 0)):
         rows = int(budget / (row_bytes * (EVAL_COPIES * w + ahead)))
-        if rows >= MIN_CHUNK_ROWS or (w, ahead) == (1, 0):
+        if rows >= least or (w, ahead) == (1, 0):
             break
-    if rows < MIN_CHUNK_ROWS:
-        raise too_little(budget, row_bytes * EVAL_COPIES * MIN_CHUNK_ROWS, what, text=text)
+    if rows < least:
+        raise too_little(budget, row_bytes * EVAL_COPIES * least, what, text=text)
     return Shape(min(rows, chunk_rows), w, ahead)
 
 
@@ -181,6 +202,27 @@ def check_text_address_space(address_space: int | None, text_bytes: int | None) 
             "is read range by range; nothing was written"
         )
         raise InputError(msg)
+
+
+def qrels_floor(qrels: object) -> int:
+    """Bytes that separate `qrels` take in memory at least, known before they are read: a
+    frame's size; a Parquet file's rows (its footer) times `QRELS_ROW_BYTES`; a plain text
+    file's bytes times `QRELS_TEXT_SHARE`; 0 when unknown (a lazy plan, a compressed file).
+    The chunked and partitioned engines hold the qrels whole: an engine refuses, before
+    reading them, qrels whose `QRELS_COPIES` times this exceed its budget."""
+    if isinstance(qrels, pl.DataFrame):
+        return int(qrels.estimated_size())
+    if not isinstance(qrels, (str, Path)) or not Path(qrels).is_file():
+        return 0
+    path = Path(qrels)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return QRELS_ROW_BYTES * pl.scan_parquet(path).select(pl.len()).collect().item()
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    compressed = head[:2] == b"\x1f\x8b" or head == b"\x28\xb5\x2f\xfd" or head[:3] in (
+        b"BZh", b"\xfd7z",
+    )  # fmt: skip
+    return 0 if compressed else int(QRELS_TEXT_SHARE * path.stat().st_size)
 
 
 def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> InputError:

@@ -57,7 +57,7 @@ from ..options import Hints
 from ..planner import Plan, Recipe, build
 from ..ranking import QUERY, run_number, run_starts
 from ..spill import SpillDirectory
-from .budget import QRELS_COPIES, address_space_limit, row_bytes, shape
+from .budget import QRELS_COPIES, address_space_limit, sampled, shape
 from .checks import ascends, check_across_chunks, check_contiguous
 from .judgments import Judgments, read_judgments
 from .presort import permutation, rank_rows, runs_of_key
@@ -118,13 +118,15 @@ def collect_chunked(
         judgments = read_judgments(ev)
     if budget is not None and chunks is None:
         held = 0 if judgments is None else QRELS_COPIES * judgments.table.estimated_size()
+        per_row, input_rows = sampled(ev.source)  # (its rows: when the sample is all of it)
         fit = shape(
             budget - held,
-            row_bytes(ev.source),
+            per_row,
             chunk_rows=chunk_rows,
             workers=workers,
             read_ahead=read_ahead,
             text=not ev.source_by_range,
+            input_rows=input_rows,
         )
         chunk_rows, workers, read_ahead = fit.chunk_rows, fit.workers, fit.read_ahead
     if ev.source_by_range and chunks is None:

@@ -103,7 +103,7 @@ def collect_partitioned(
     if buckets is None and size * 3 <= limit:
         with contextlib.suppress(InputError):  # (then spilled)
             fit = shape(limit - held - size, per_row, chunk_rows=chunk_rows, workers=workers,
-                        read_ahead=READ_AHEAD, text=text)  # fmt: skip
+                        read_ahead=READ_AHEAD, text=text, input_rows=rows)  # fmt: skip
     in_memory = fit is not None
     if in_memory:
         batch_rows = balanced(rows, fit.chunk_rows, fit.workers)
@@ -116,7 +116,8 @@ def collect_partitioned(
         # a spilled bucket is held whole while it is divided into pieces of `chunk_rows`
         what = f"this input ({rows:,} rows, spilled in {buckets} buckets)"
         fit = shape(limit - held - size // buckets, per_row, chunk_rows=chunk_rows,
-                    workers=workers, read_ahead=READ_AHEAD, what=what, text=text)  # fmt: skip
+                    workers=workers, read_ahead=READ_AHEAD, what=what, text=text,
+                    input_rows=rows)  # fmt: skip
     run = partial(run, workers=fit.workers, read_ahead=fit.read_ahead)
     judgments = None
     if divided:  # as the rows will be: into n buckets of parts in memory, or spilled buckets

@@ -20,12 +20,11 @@ from typing import Any
 import polars as pl
 
 from .. import io, report
-from ..engines import address_space
+from ..engines import budget_within
 from ..engines.budget import (
     BUCKET_SHARE,
     MIN_CHUNK_ROWS,
     SCATTER_BATCH_ROWS,
-    data_budget,
     read_rows,
     spill_buckets,
     too_little,
@@ -148,16 +147,15 @@ def fuse_to(
         [r for r in given if isinstance(r, (str, Path))] if isinstance(given, (list, tuple)) else []
     )
     report.check_distinct({"output": path}, named)
+    # the limits, before any run is read: the engines' floor (the process beside its data)
+    paths = [p for _, p in core._named(runs) if isinstance(p, (str, Path))]
+    text = any(not _by_range(p) for p in paths)
+    budget, _ = budget_within(memory_limit, "these runs", text=text)
     stacked = core.stack(
         runs, query=query, doc=doc, score=score, input_format=input_format,
         duplicates=duplicates,
     )  # fmt: skip
     tag = tag or m.name
-    paths = [p for _, p in core._named(runs) if isinstance(p, (str, Path))]
-    text = any(not _by_range(p) for p in paths)
-    budget = data_budget(memory_limit, address_space(), text=text)
-    if budget is not None and budget <= 0:
-        raise too_little(budget, 0, "these runs", text=text)
     limit = DEFAULT_MEMORY_LIMIT if budget is None else budget
     raw = stacked.raw
     rows, size = _size(raw, stacked.line_count, paths if len(paths) == stacked.runs else [])

@@ -67,6 +67,9 @@ class Recipe:
     qrels: io.Source | None = None
     # cutoffs of trec_eval's relstring: a String column each (`relstring_column`), not measures
     relstrings: tuple[int, ...] = ()
+    # (role, path) of the inputs given as paths ("input", "qrels"): a data rule's message names
+    # the file (`validate.named`), wherever the plan, or the plan of a piece of it, runs
+    sources: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,8 +109,6 @@ class Plan:
     # the files the plan reads (input, qrels): a reader's error mid-run names one of them and
     # its line (`io.explain`)
     paths: tuple[str | Path, ...] = ()
-    # (role, path) of the inputs given as paths: a data rule's message names the file
-    sources: tuple[tuple[str, str], ...] = ()
     # counts the source's rows, or bounds them from above, without reading it (a TREC run's
     # lines, `io.count_lines`): an engine that sizes its work first needs no pass to count
     count_rows: Callable[[], int] | None = None
@@ -251,19 +252,21 @@ def build_plan(
     if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in relstrings):
         msg = f"relstrings must be whole numbers >= 0, got {list(relstrings)!r}"
         raise MeasureError(msg)
+    # a data rule names the file wherever the plan runs (one run file: the input)
+    single = given if not isinstance(given, (list, tuple)) or len(given) != 1 else given[0]
+    sources = validate.path_sources({"input": single, "qrels": given_qrels})
     recipe = Recipe(
         tuple(s.name for s in parse_all(measures)), columns, options.semantics, qrels,
-        tuple(dict.fromkeys(relstrings)),
+        tuple(dict.fromkeys(relstrings)), sources,
     )  # fmt: skip
     plan = build(data, recipe, Hints(rows_per_query=rows_per_query))
     if run_files is not None and not plan.joined_qrels:  # (the joined table has more rows)
         plan = dataclasses.replace(plan, count_rows=partial(io.count_lines, run_files))
-    # a reader's error or a data rule found mid-run names the file (one run file: the input)
+    # a reader's error found mid-run names the file
     runs = given if isinstance(given, (list, tuple)) else [given]
     files = _paths(*runs, given_qrels)
     if files and not plan.paths:
-        single = given if not isinstance(given, (list, tuple)) or len(given) != 1 else given[0]
-        plan = dataclasses.replace(plan, paths=files, sources=_sources(single, given_qrels))
+        plan = dataclasses.replace(plan, paths=files)
     return plan
 
 
@@ -312,9 +315,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         table = stage.joined_table(run_lf, qrels, recipe.columns, sem.duplicates)
         columns = dataclasses.replace(recipe.columns, subtopic=None)  # labels per doc now
         plan = build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
-        return dataclasses.replace(
-            plan, joined_qrels=True, paths=_paths(data, qrels), sources=_sources(data, qrels)
-        )
+        return dataclasses.replace(plan, joined_qrels=True, paths=_paths(data, qrels))
     ties = resolve_ties(ties, conv.ties, has_doc, doc)
 
     levels = sorted({s.level(sem.relevance_level) for s in specs} | {sem.relevance_level})
@@ -414,9 +415,10 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
             _contiguous,
             strings,
             unjudged=sem.unjudged_label,
+            sources=recipe.sources,
         )
 
-    check = validate.checker(rules, names, roles, "input", rows)
+    check = validate.checker(rules, names, roles, "input", rows, recipe.sources)
     schema = status.collect_schema()
     kept = {n: t for n, t in schema.items() if not n.startswith(validate.CHECK_PREFIX)}
     queries_ok = pl.col(JUDGED) & (pl.lit(sem.queries == "judged") | (pl.col(N_RET) > 0))
@@ -462,14 +464,9 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
     return Plan(
         status, keys, names, all_specs, source, [*by_cols, query], recipe, None, in_rank_order,
         rank_keys, tuple(rank_descending), io.reads_by_range(data), top_k,
-        paths=_paths(data, qrels), sources=_sources(data, qrels), judged=judged_keys,
+        paths=_paths(data, qrels), judged=judged_keys,
         rank_scores=rank_scores,
     )  # fmt: skip
-
-
-def _sources(data: io.Source, qrels: io.Source | None) -> tuple[tuple[str, str], ...]:
-    given = (("input", data), ("qrels", qrels))
-    return tuple((role, str(p)) for role, p in given if isinstance(p, (str, Path)))
 
 
 def _paths(*sources: io.Source | None) -> tuple[str | Path, ...]:

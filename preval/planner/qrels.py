@@ -118,6 +118,7 @@ def with_qrels(
     strings: Sequence[pl.Expr] = (),
     *,
     unjudged: float | None = None,
+    sources: Sequence[tuple[str, str]] = (),
 ) -> pl.LazyFrame:
     """The status frame of a run's `rows` with separate judgments (`qrels_lf`): the rows joined
     with their labels and their query's judgment statistics, aggregated; then, unless
@@ -125,7 +126,8 @@ def with_qrels(
 
     `unjudged`: the label of the retrieved documents without a judgment in judged queries
     (`relabel`); their query's statistics (R, N, ideal DCG) then count them, per system
-    (`relabelled_totals`).
+    (`relabelled_totals`). `sources`: the inputs' files, which a data rule names
+    (`validate.named`).
     """
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     q_schema = qrels_lf.collect_schema()
@@ -167,7 +169,8 @@ def with_qrels(
         n: t for n, t in stats.collect_schema().items() if not n.startswith(validate.CHECK_PREFIX)
     }
     stats = stats.map_batches(
-        validate.checker(q_rules, q_names, roles, "qrels", judgments), schema=stats_schema
+        validate.checker(q_rules, q_names, roles, "qrels", judgments, sources),
+        schema=stats_schema,
     ).cache()
 
     # Presorted rows must keep their order through the joins, which Polars does not promise by
