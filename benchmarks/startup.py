@@ -3,7 +3,11 @@
 
 Usage::
 
-    python benchmarks/startup.py [--rounds 21] [--python PYTHON]
+    python benchmarks/startup.py [--rounds 21] [--python PYTHON] [--base DIR ...]
+
+``--base DIR`` (repeatable) times another checkout's preval too (a worktree, or ``git archive``
+of main unpacked in DIR), its commands taking turns with this one's in every round: a before /
+after comparison against one shared ``import polars`` floor.
 
 Each command runs as a fresh interpreter, the commands taking turns round after round (a drift
 in the machine's speed reaches each alike); the table gives the median wall time with the
@@ -40,14 +44,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument(
+        "--base",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="another checkout whose preval is timed too, in the same rounds",
+    )
     args = parser.parse_args()
-    compileall.compile_dir(ROOT / "preval", quiet=1)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    # (name, argv, tree): this tree's commands, then each base's preval commands
+    runs = [(name, argv, ROOT) for name, argv in COMMANDS.items()]
+    for base in args.base:
+        runs += [(f"{name} [{base}]", argv, base.resolve()) for name, argv in COMMANDS.items()
+                 if name != "import polars (floor)"]  # fmt: skip
+    for tree in dict.fromkeys(tree for *_, tree in runs):
+        compileall.compile_dir(tree / "preval", quiet=1)
+    times: dict[str, list[float]] = {name: [] for name, *_ in runs}
     for _ in range(args.rounds):
-        for name, argv in COMMANDS.items():
+        for name, argv, tree in runs:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
             start = time.perf_counter()
-            subprocess.run([args.python, *argv], cwd=ROOT, env=env, check=True,
+            subprocess.run([args.python, *argv], cwd=tree, env=env, check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
             times[name].append(time.perf_counter() - start)
     floor = statistics.median(times["import polars (floor)"])

@@ -3,7 +3,8 @@ SIGHUP end it at once, quietly, with 128 + the signal's number: nothing has been
 needs removing, and a traceback from inside an import helps no one. The first module the
 package runs, before the allocator's (which loads ctypes): it imports only what Python has
 loaded at start-up. `preval.cli.main` puts
-the handlers that clean up in their place before it does any work.
+the handlers that clean up in their place before it does any work. The command's imports also
+run without garbage collection (`preval._collector`), which `preval.cli.main` resumes.
 """
 
 import itertools
@@ -27,3 +28,6 @@ if is_the_command(sys.argv, getattr(sys, "orig_argv", [])):
     for _name in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, _name):
             signal.signal(getattr(signal, _name), _quit)
+    from . import _collector  # (once the handlers are in place: a signal here is quiet)
+
+    _collector.hold()

@@ -18,7 +18,6 @@ the plan cannot check (rows presorted, groups contiguous).
 from __future__ import annotations
 
 import argparse
-import difflib
 import functools
 import inspect
 import math
@@ -310,6 +309,8 @@ def _replace(obj: Any, changes: Mapping[str, object]) -> Any:
 
 
 def _unknown(name: str, known: Mapping[str, object] | Sequence[str]) -> str:
+    import difflib  # (an error's hint: loaded when a name is unknown)
+
     close = difflib.get_close_matches(name, list(known), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown option {name!r}{hint}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import threading
 from collections.abc import Iterator
@@ -356,7 +355,7 @@ def _signals_held() -> Iterator[None]:
 def hidden_beside(path: Path, suffix: str) -> str:
     """A name for a temporary file beside `path`, hidden and random (64 bits: no run meets
     another's), chosen before the file is made so that whoever removes it knows it first."""
-    return str(path.parent / f".{path.name}.{secrets.token_hex(8)}{suffix}")
+    return str(path.parent / f".{path.name}.{os.urandom(8).hex()}{suffix}")
 
 
 def _sink(lf: pl.LazyFrame, path: str, fmt: str) -> None:

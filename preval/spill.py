@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import tempfile
 import time
@@ -42,7 +41,7 @@ class SpillDirectory:
         parent = Path(tempfile.gettempdir() if dir is None else dir)
         remove_stale(parent)
         while True:
-            path = parent / f"{prefix}{os.getpid()}-{secrets.token_hex(4)}"
+            path = parent / f"{prefix}{os.getpid()}-{os.urandom(4).hex()}"
             lock: list[int] = []  # the lock's descriptor, once held
             # bound to the path before the directory exists, so it covers every moment after
             self._finalizer = weakref.finalize(self, _remove, path, lock)

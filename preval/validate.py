@@ -10,8 +10,6 @@ plan runs. Nothing is collected here.
 
 from __future__ import annotations
 
-import difflib
-import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +87,9 @@ def column_hints(schema: pl.Schema, roles: dict[str, str], taken: set[str]) -> d
     of the role's `SYNONYMS`, or close to one or to the name asked for. Each column goes to
     one role, best matches first; roles without a likely column get none.
     """
+    import difflib  # (a missing column's hint: loaded only when a column is missing)
+    import shlex
+
     matches = []
     for order, (role, asked) in enumerate(roles.items()):
         kind = role.split(" ", 1)[0]

@@ -21,7 +21,7 @@ from types import FrameType
 
 import polars as pl
 
-from .. import __version__, io, report
+from .. import __version__, _collector, io, report
 from ..errors import PrevalError
 from . import common
 
@@ -97,7 +97,9 @@ ENDING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasatt
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
-            args = parser(argv).parse_args(argv)
+            command = parser(argv)  # (the subcommand's modules are loaded now)
+            _collector.loaded()
+            args = command.parse_args(argv)
         except SystemExit:  # --help, --version, a usage error: printed, then flushed here
             sys.stdout.flush()
             raise
@@ -110,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return PIPE_CLOSED
     finally:
         io.release_copies()  # (a stream's or a decoded file's copy: read by this command only)
+        _collector.ending()
 
 
 def _main(args: argparse.Namespace) -> int:

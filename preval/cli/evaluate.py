@@ -10,7 +10,7 @@ import warnings
 
 import polars as pl
 
-from .. import options, report, unjudged, validate
+from .. import options, report, validate
 from ..errors import PrevalError
 from ..measures import from_ir_measures
 from ..planner import Plan, build_plan
@@ -135,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         sources = validate.path_sources({"input": args.input})
         systems_of(per_query.select(by).collect(), by[0], args.compare or None, "input", sources)
     if args.bounds is not None:
+        from .. import unjudged  # (--bounds only)
+
         per_query = _bounds(args, inputs, opts, plan, per_query)
         by = [*by, unjudged.BOUND]
     auc = [c for c in plan.measure_names if c.startswith("AUC-")]
@@ -209,6 +211,8 @@ def _bounds(
 ) -> pl.LazyFrame:
     """``--bounds``: the lower and upper evaluations run too (same engine), stacked with the
     observed one as rows with a bound column (`preval.unjudged`)."""
+    from .. import unjudged
+
     if args.compare is not None or args.long:
         msg = "--bounds adds a bound column: compare or write the long form per bound instead"
         raise PrevalError(msg)

@@ -17,8 +17,10 @@ options and rebuild it per chunk.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -36,9 +38,11 @@ from .budget import (
     too_little,
 )
 from .checks import NotGroupedError
-from .chunked import collect_chunked
-from .judgments import qrels_floor_of, qrels_too_large
-from .partitioned import DEFAULT_MEMORY_LIMIT, collect_partitioned
+
+if TYPE_CHECKING:  # loaded on first use (`_OUT_OF_CORE`)
+    from .chunked import collect_chunked as collect_chunked
+    from .partitioned import DEFAULT_MEMORY_LIMIT
+    from .partitioned import collect_partitioned as collect_partitioned
 
 ENGINES = ("in-memory", "streaming", "chunked", "partitioned")
 CHOICES = ("auto", *ENGINES)
@@ -55,6 +59,29 @@ SAMPLE_ROWS = 200_000
 # in-memory and streaming engines: resident bytes per byte of input at peak (its sort, the
 # plan's columns), for the memory limit
 WHOLE_COPIES = 4
+
+# the out-of-core engines load when an input needs one (`_collect`, `__getattr__`): a small
+# input runs in memory without their modules (name -> module)
+_OUT_OF_CORE = {
+    "collect_chunked": "chunked",
+    "collect_partitioned": "partitioned",
+    "DEFAULT_MEMORY_LIMIT": "partitioned",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OUT_OF_CORE:
+        value = getattr(importlib.import_module(f".{_OUT_OF_CORE[name]}", __name__), name)
+        globals()[name] = value  # (found directly from now on, and replaceable as before)
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def _out_of_core(name: str) -> Any:
+    """`name` of `_OUT_OF_CORE`, loaded on first use."""
+    return globals()[name] if name in globals() else __getattr__(name)
+
 
 __all__ = [
     "CHOICES",
@@ -189,20 +216,25 @@ def _collect(
     if chosen == "chunked" and budget is not None:
         # the chunked engine holds separate qrels whole: too large ones are not read (reading
         # them alone would exceed the limit); the partitioned engine spills them into buckets
+        from .judgments import qrels_floor_of, qrels_too_large
+
         held = QRELS_COPIES * qrels_floor_of(plan)
         if held > budget and engine == "auto":
             chosen = "partitioned"
         elif held > budget:
             raise qrels_too_large(plan, budget, held, chosen)
+    collect_partitioned = _out_of_core("collect_partitioned")
     partitioned = {
         "progress": progress,
-        "memory_limit": DEFAULT_MEMORY_LIMIT if budget is None else budget,
+        "memory_limit": _out_of_core("DEFAULT_MEMORY_LIMIT") if budget is None else budget,
         "tmp_dir": tmp_dir,
     }
     if chosen == "partitioned":
         return collect_partitioned(plan, **partitioned)
     try:
-        return collect_chunked(plan, progress=progress, tmp_dir=tmp_dir, budget=budget)
+        return _out_of_core("collect_chunked")(
+            plan, progress=progress, tmp_dir=tmp_dir, budget=budget
+        )
     except NotGroupedError:
         if engine != "auto":
             raise

@@ -5,7 +5,6 @@ aggregation expression of a spec (`build`).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -137,6 +136,8 @@ def suggest(text: str, n: int = 3) -> list[str]:
     written, with the request's parameters and cutoff; when none of those parses, the closest
     measures' names.
     """
+    import difflib  # (an unknown name's hint: loaded for one only)
+
     raw = text.strip()
     fused = _FUSED.fullmatch(raw)
     if fused:
