@@ -74,8 +74,8 @@ ADDRESS_PER_BYTE = 2.5
 # a chunk being evaluated holds this many times its rows' bytes
 EVAL_COPIES = 6
 # and a chunk joined with separate qrels more: its labels and its queries' judgment
-# statistics, the join's tables (a TREC run in join order at 10M rows under 1GB peaked above
-# the limit with 6 or 10; results.md)
+# statistics, the join's tables (measured with TREC runs in join order: results.md, "TREC
+# qrels too large to hold")
 EVAL_COPIES_QRELS = 16
 # the fewest rows per chunk worth running: below, the per-chunk overhead dominates and the
 # limit is refused rather than crawled through
