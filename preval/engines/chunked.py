@@ -2,16 +2,16 @@
 
 One lazy plan over the whole input sorts every row before it aggregates, and a sort holds all
 its input: at 100M rows that is gigabytes whatever the Polars engine. But a query's measures
-need only that query's rows, and most inputs arrive grouped by query (TREC runs, the output
-of a retrieval pipeline, a table written per query). This engine reads the input range by
-range where a range costs only its rows (a Parquet file, a frame in memory; the ranges then
-split the known row count evenly into rounds of `WORKERS` chunks, `balanced`), else as a
-stream (Polars' ``collect_batches``), cuts it into chunks of about `CHUNK_ROWS` rows at group
-boundaries (the trailing group of a chunk is carried into the next one), evaluates each chunk
-with the very plan `build` makes for the whole input, and spills each chunk's per-query
-status to a Parquet file. Memory is bounded by the chunk size, not the input size, and each
-query is computed by the same expressions on the same rows in the same order as in one plan,
-so the results are identical (tested).
+need only that query's rows, and most inputs arrive grouped by query (TREC runs, the output of
+a retrieval pipeline, a table written per query). This engine reads the input range by range
+where a range costs only its rows (a Parquet file, a frame in memory; the ranges then split the
+known row count evenly into rounds of `WORKERS` chunks, `balanced`), else as a stream (Polars'
+``collect_batches``), cuts it into chunks of about `CHUNK_ROWS` rows (`STREAM_CHUNK_ROWS` from
+a stream) at group boundaries (the trailing group of a chunk is carried into the next one),
+evaluates each chunk with the very plan `build` makes for the whole input, and spills each
+chunk's per-query status to a Parquet file. Memory is bounded by the chunk size, not the input
+size, and each query is computed by the same expressions on the same rows in the same order as
+in one plan, so the results are identical (tested).
 
 A chunk whose rows already come in ranking order within each query (a TREC run, a pipeline
 that writes ranked lists) skips the sort, about two thirds of a chunk's cost: one comparison of
@@ -70,9 +70,13 @@ from .judgments import Judgments, read_judgments
 from .presort import permutation, rank_rows, runs_of_key
 from .reading import balanced, chunks_of, flag_sorted
 
-# Rows per chunk: from 1M to 4M rows per chunk run at the same speed; the smaller, the less
-# memory at peak.
-CHUNK_ROWS = 2_000_000
+# Rows per chunk of an input read by range (Parquet, frames): the smaller, the less memory at
+# peak (two chunks in flight and one read ahead), but below this each chunk's fixed cost (its
+# plan) shows, as nothing else costs much per row (benchmarks/results.md).
+CHUNK_ROWS = 500_000
+# Rows per chunk of an input read as a stream (TREC, CSV, a lazy plan): producing the rows
+# (parsing text) hides smaller chunks' fixed cost, and the stream holds its own read-ahead
+STREAM_CHUNK_ROWS = 250_000
 # Chunks evaluated at once, each by Polars' thread pool: a lone chunk leaves cores idle
 # (reading, and the plan's single-threaded steps); two in flight overlap those, so the
 # engine's own sorts need not be parallel too (`permutation`).
@@ -95,7 +99,7 @@ def collect_chunked(
     ev: Plan,
     *,
     progress: Callable[[int], None] | None = None,
-    chunk_rows: int = CHUNK_ROWS,
+    chunk_rows: int | None = None,
     workers: int = WORKERS,
     chunks: Iterable[pl.DataFrame | list[pl.DataFrame]] | None = None,
     disjoint: bool = False,
@@ -109,17 +113,20 @@ def collect_chunked(
 
     `chunks`: the frames to evaluate instead of the source's ranges, each group's rows
     together; `disjoint`: no group is in two of them (the partitioned engine's buckets), so
-    there is nothing to check across chunks; `prepare`, run on the worker thread, puts each
-    of `chunks` (a frame, or a list of parts) into that shape first: its groups' rows
-    together, in one piece of memory. `judgments`: the separate qrels already in memory (by
-    default read here, `read_judgments`). `budget`: the bytes of data a memory limit leaves
-    (`budget.data_budget`): chunk size, workers and read-ahead are chosen to fit it (not
-    with `chunks`, whose size their maker chose), else `InputError` before any work.
+    there is nothing to check across chunks; `prepare`, run on the worker thread, puts each of
+    `chunks` (a frame, or a list of parts) into that shape first: its groups' rows together, in
+    one piece of memory. `chunk_rows`: rows per chunk (default `CHUNK_ROWS`, or
+    `STREAM_CHUNK_ROWS` for a source read as a stream). `judgments`: the separate qrels already
+    in memory (by default read here, `read_judgments`). `budget`: the bytes of data a memory
+    limit leaves (`budget.data_budget`): chunk size, workers and read-ahead are chosen to fit
+    it (not with `chunks`, whose size their maker chose), else `InputError` before any work.
     """
     if ev.source is None:
         msg = "this evaluation has no source to read in chunks"
         raise InputError(msg)
     recipe = ev.recipe
+    if chunk_rows is None:
+        chunk_rows = CHUNK_ROWS if ev.source_by_range else STREAM_CHUNK_ROWS
     # once, into memory: each chunk then joins the judgments of its own queries only
     if judgments is None:
         judgments = read_judgments(ev)

@@ -12,7 +12,7 @@ from .. import io
 from ..errors import InputError
 from ..planner import Plan
 from ..ranking import run_starts
-from .budget import qrels_floor, too_little
+from .budget import address_space_limit, qrels_floor, too_little
 from .reading import flag_sorted
 
 
@@ -51,7 +51,10 @@ def read_qrels(ev: Plan) -> tuple[pl.DataFrame, list[str]] | None:
     scanned = scan_qrels(ev)
     if scanned is None:
         return None
-    table = scanned.collect()
+    # a stream holds a third less at peak than one whole read of a text file, and is faster;
+    # under an address-space limit it maps far more than it holds (`preval.engines.collect`)
+    engine = "in-memory" if address_space_limit() is not None else "streaming"
+    table = scanned.collect(engine=engine)
     return table, [c for c in ev.group if c in table.columns]
 
 

@@ -42,7 +42,7 @@ from .budget import (
     shape,
     spill_buckets,
 )
-from .chunked import CHUNK_ROWS, READ_AHEAD, WORKERS, collect_chunked
+from .chunked import READ_AHEAD, WORKERS, collect_chunked
 from .judgments import (
     Judgments,
     by_value,
@@ -67,9 +67,9 @@ MAX_SPILL_BUCKETS = 1024
 SAMPLE_ROWS = 100_000
 # Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
 SPILL_RATIO = 0.6
-# Rows per bucket: half the chunked engine's chunk, as a bucket is copied once more than a
-# chunk (grouped, then ranked) while the rest of the input is still held
-BUCKET_ROWS = CHUNK_ROWS // 2
+# Rows per bucket: fewer, smaller buckets cost more to divide the input among (one more part
+# of every batch per bucket) than they save in memory (benchmarks/results.md)
+BUCKET_ROWS = 1_000_000
 # Rows of the parts a bucket is divided into before its rows are put in order: small enough
 # that the random reads of that stay in the processor's cache
 PART_ROWS = 200_000
