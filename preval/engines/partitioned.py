@@ -169,8 +169,11 @@ def collect_partitioned(
         check_free_disk(spill.path, int(spilled_bytes * SPILL_RATIO), rows)
         if spilled is not None:
             scatter(spilled[0], keys, buckets, spill.path / "qrels")
-            judgments = _spilled_judgments(spill.path / "qrels", keys, buckets, spilled[0])
         scatter(ev.source, keys, buckets, spill.path)
+        if spilled is not None:
+            judgments = _spilled_judgments(
+                spill.path / "qrels", keys, buckets, spilled[0], spill.path, fit.chunk_rows
+            )
         pieces = spilled_buckets(spill.path, keys, fit.chunk_rows)
         return run(chunks=pieces, judgments=judgments)
     finally:
@@ -200,12 +203,18 @@ def _qrels_to_spill(ev: Plan, limit: int) -> tuple[pl.LazyFrame, list[str], int]
 
 
 def _spilled_judgments(
-    folder: Path, keys: list[str], buckets: int, scanned: pl.LazyFrame
+    folder: Path,
+    keys: list[str],
+    buckets: int,
+    scanned: pl.LazyFrame,
+    run: Path,
+    chunk_rows: int,
 ) -> Judgments:
     """The judgments spilled into `buckets` under `folder` (`scatter`, by the run's keys): a
     piece of the run takes its bucket's, read when its first piece comes (a bucket's pieces
-    come one after another), of which it takes its own queries'; the last plan takes them
-    bucket by bucket."""
+    come one after another) and divided at once as `spilled_buckets` divides that bucket of
+    the run (`run`, into pieces of about `chunk_rows` rows), so that each piece takes its own
+    part, found by its first row; the last plan takes them bucket by bucket."""
     index = _bucket_of(keys, buckets)
     empty = pl.DataFrame(schema=scanned.collect_schema())
     files = {b: sorted((folder / f"{_BUCKET}={b}").glob("*.ipc")) for b in range(buckets)}
@@ -215,12 +224,14 @@ def _spilled_judgments(
         return pl.scan_ipc(files[b]).collect() if files[b] else empty
 
     def of(piece: pl.DataFrame) -> pl.DataFrame:
-        # a piece takes its own queries' judgments only (`by_value`): a bucket's, joined and
-        # checked by each of its pieces on two workers, would cost that many copies
+        # the bucket's judgments divided by the hash as its rows were, once: a piece's part
+        # is then taken as it is, where a search of the whole bucket's (sorted by id, a
+        # string sort) for each piece kept the workers waiting on this thread
         b = piece.head(1).select(index).item()
         if b not in held:
             held.clear()
-            held[b] = by_value(bucket(b), keys)
+            pieces = _pieces(_bucket_rows(run / f"{_BUCKET}={b}"), chunk_rows)
+            held[b] = _by_bucket(bucket(b), keys, pieces, _parts(chunk_rows), level=2)
         return held[b].of(piece)
 
     def pieces() -> Iterator[pl.DataFrame]:
@@ -239,11 +250,13 @@ def _comparable(ev: Plan, table: pl.DataFrame, keys: list[str]) -> bool:
     return all(schema[k] == table.schema[k] for k in keys)
 
 
-def _by_bucket(table: pl.DataFrame, keys: list[str], buckets: int, parts: int) -> Judgments:
+def _by_bucket(
+    table: pl.DataFrame, keys: list[str], buckets: int, parts: int, level: int = 0
+) -> Judgments:
     """The qrels `table` divided once as the run's rows are (`_bucket_index`): a piece of the
     run takes the part of its bucket, found from its first row (judgments with a null key are
     no query's: they stay in the table, where the last plan reports them)."""
-    index = _bucket_index(keys, buckets, parts)
+    index = _bucket_index(keys, buckets, parts, level)
     null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
     nulls = table.filter(null_key)
     keyed = table if nulls.is_empty() else table.filter(~null_key)
@@ -261,10 +274,10 @@ def _by_bucket(table: pl.DataFrame, keys: list[str], buckets: int, parts: int) -
     return Judgments(table, keys, of)
 
 
-def _bucket_index(group: list[str], buckets: int, parts: int) -> pl.Expr:
+def _bucket_index(group: list[str], buckets: int, parts: int, level: int = 0) -> pl.Expr:
     """Each row's bucket when rows are divided into `buckets` of `parts` parts each (the keys
-    b * parts ... (b + 1) * parts - 1 of `_bucket_of` make bucket b)."""
-    return _bucket_of(group, buckets * parts) // parts
+    b * parts ... (b + 1) * parts - 1 of `_bucket_of` at `level` make bucket b)."""
+    return _bucket_of(group, buckets * parts, level) // parts
 
 
 def _parts(batch_rows: int) -> int:
@@ -559,12 +572,23 @@ def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) 
 
 def spilled_buckets(folder: Path, group: list[str], chunk_rows: int) -> Iterator:
     """Each bucket's rows, read back (in any order); a bucket of more than `chunk_rows` rows
-    read batch by batch and divided in memory into buckets of about that size."""
+    read batch by batch and divided in memory into `_pieces` buckets of about that size."""
     for bucket in sorted(folder.glob(f"{_BUCKET}=*")):
         rows = pl.scan_ipc(sorted(bucket.glob("*.ipc")))
-        n = math.ceil(rows.select(pl.len()).collect().item() / chunk_rows)
+        n = _pieces(_bucket_rows(bucket), chunk_rows)
         if n <= 1:
             yield rows.collect()
             continue
         divided = _in_memory_buckets(rows, group, n, by_range=False, batch_rows=chunk_rows, level=2)
         yield from _drain(divided)
+
+
+def _bucket_rows(bucket: Path) -> int:
+    """The rows spilled into the folder `bucket` (from the files' metadata)."""
+    files = sorted(bucket.glob("*.ipc"))
+    return pl.scan_ipc(files).select(pl.len()).collect().item() if files else 0
+
+
+def _pieces(rows: int, chunk_rows: int) -> int:
+    """The pieces a spilled bucket of `rows` rows is divided into when read back."""
+    return max(1, math.ceil(rows / chunk_rows))
