@@ -35,10 +35,12 @@ from ..spill import SpillDirectory
 from .budget import (
     EVAL_COPIES,
     EVAL_COPIES_QRELS,
+    MAX_BUCKETS,
     QRELS_COPIES,
     SCATTER_BATCH_ROWS,
     read_rows,
     row_bytes,
+    scatter_bytes,
     shape,
     spill_buckets,
 )
@@ -73,6 +75,9 @@ BUCKET_ROWS = 1_000_000
 # Rows of the parts a bucket is divided into before its rows are put in order: small enough
 # that the random reads of that stay in the processor's cache
 PART_ROWS = 200_000
+# spilled buckets are sized to one piece of the evaluation's rows with this much to spare: the
+# hash spreads groups, not rows, evenly, and a bucket over the piece's rows is divided again
+BUCKET_SLACK = 1.15
 _BUCKET = "__preval_bucket"
 _KEY = "__preval_key"
 _ROW = "__preval_row"
@@ -138,6 +143,7 @@ def collect_partitioned(
         n = max(1, math.ceil(rows / batch_rows))
     else:
         what = f"this input ({rows:,} rows, spilled to disk)"
+        forced, scatter_held = buckets is not None, held
         if buckets is None:  # the fewest whose scatter and evaluation fit (`spill_buckets`)
             buckets = spill_buckets(limit, size, per_row, held=held, what=what, text=text,
                                     read_rows=read_rows(ev.paths))  # fmt: skip
@@ -150,6 +156,9 @@ def collect_partitioned(
         fit = shape(limit - held - size // buckets, per_row, chunk_rows=chunk_rows,
                     workers=workers, read_ahead=READ_AHEAD, what=what, text=text,
                     input_rows=rows, copies=copies)  # fmt: skip
+        if not forced:
+            buckets = _one_piece_buckets(buckets, rows, size, per_row, fit.chunk_rows,
+                                         limit - scatter_held, read_rows(ev.paths))  # fmt: skip
     run = partial(run, workers=fit.workers, read_ahead=fit.read_ahead)
     judgments = None  # (spilled qrels: once spilled, below)
     if divided and spilled is None:  # as the rows will be: n buckets of parts, or spilled
@@ -178,6 +187,25 @@ def collect_partitioned(
         return run(chunks=pieces, judgments=judgments)
     finally:
         spill.cleanup()
+
+
+def _one_piece_buckets(
+    buckets: int,
+    rows: int,
+    size: int,
+    per_row: float,
+    chunk_rows: int,
+    budget: int,
+    read_rows: int,
+) -> int:
+    """At least `buckets` buckets, as many as make a bucket of `rows` rows one piece of at
+    most `chunk_rows` rows (with `BUCKET_SLACK`; `MAX_BUCKETS` at most) when their scatter
+    fits `budget`: a bucket read back is then evaluated as it is, where one divided again in
+    memory is held whole on the reading thread while both workers wait for its pieces."""
+    wanted = min(MAX_BUCKETS, math.ceil(rows * BUCKET_SLACK / max(chunk_rows, 1)))
+    if wanted <= buckets or scatter_bytes(wanted, per_row, read_rows, size) > budget:
+        return buckets
+    return wanted
 
 
 def _qrels_to_spill(ev: Plan, limit: int) -> tuple[pl.LazyFrame, list[str], int] | None:
