@@ -58,6 +58,11 @@ from .reading import balanced, ranges
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
+# With separate qrels the engine spends at most this many bytes on data, however high the
+# limit: a TREC run of 10M lines in join order with as many lines of qrels is then spilled,
+# qrels and all, as fast as it is read whole (the judgments of each piece come from its own
+# bucket) and in about half the memory; smaller inputs are read whole within it
+QRELS_BUDGET = 2**30
 # separate qrels in memory, per byte of their least size known unread (`qrels_floor`)
 QRELS_IN_MEMORY = 2
 # separate qrels are spilled into buckets when holding them takes more than this share of
@@ -97,9 +102,10 @@ def collect_partitioned(
 ) -> Plan:
     """`ev` with its status computed from its rows in any order (see the module docstring).
 
-    `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`)
-    decides whether the input is read whole or spilled into buckets, and the buckets' rows
-    and the workers (`budget.shape`: `InputError` before any work when nothing fits);
+    `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`;
+    at most `QRELS_BUDGET` with separate qrels) decides whether the input is read whole or
+    spilled into buckets, and the buckets' rows and the workers (`budget.shape`: `InputError`
+    before any work when nothing fits);
     `buckets` forces the spilled path with that many buckets.
     `tmp_dir`: where spill files go (default: the system's temporary directory, ``TMPDIR``).
     """
@@ -107,6 +113,8 @@ def collect_partitioned(
         msg = "this evaluation has no source to read"
         raise InputError(msg)
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
+    if ev.recipe is not None and ev.recipe.qrels is not None:
+        limit = min(limit, QRELS_BUDGET)
     rows, size = _size(ev)
     n = max(1, math.ceil(rows / chunk_rows))
     # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
