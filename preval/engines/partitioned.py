@@ -38,6 +38,7 @@ from .budget import (
     MAX_BUCKETS,
     QRELS_COPIES,
     SCATTER_BATCH_ROWS,
+    base,
     read_rows,
     row_bytes,
     scatter_bytes,
@@ -58,11 +59,12 @@ from .reading import balanced, ranges
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
-# With separate qrels the engine spends at most this many bytes on data, however high the
-# limit: a TREC run of 10M lines in join order with as many lines of qrels is then spilled,
-# qrels and all, as fast as it is read whole (the judgments of each piece come from its own
-# bucket) and in about half the memory; smaller inputs are read whole within it
-QRELS_BUDGET = 2**30
+# With separate qrels the engine stays within this much resident memory however high the
+# limit, as with ``--memory-limit 1GB`` (`QRELS_MEMORY` less `budget.base` for data): a TREC
+# run of 10M lines in join order with as many lines of qrels is then spilled, qrels and all,
+# as fast as it is read whole (each piece's judgments come from its own bucket) and in half
+# the memory, below trec_eval's; smaller inputs are read whole within it
+QRELS_MEMORY = 2**30
 # separate qrels in memory, per byte of their least size known unread (`qrels_floor`)
 QRELS_IN_MEMORY = 2
 # separate qrels are spilled into buckets when holding them takes more than this share of
@@ -103,9 +105,9 @@ def collect_partitioned(
     """`ev` with its status computed from its rows in any order (see the module docstring).
 
     `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`;
-    at most `QRELS_BUDGET` with separate qrels) decides whether the input is read whole or
-    spilled into buckets, and the buckets' rows and the workers (`budget.shape`: `InputError`
-    before any work when nothing fits);
+    with separate qrels at most what `QRELS_MEMORY` leaves for data) decides whether the
+    input is read whole or spilled into buckets, and the buckets' rows and the workers
+    (`budget.shape`: `InputError` before any work when nothing fits);
     `buckets` forces the spilled path with that many buckets.
     `tmp_dir`: where spill files go (default: the system's temporary directory, ``TMPDIR``).
     """
@@ -114,7 +116,7 @@ def collect_partitioned(
         raise InputError(msg)
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
     if ev.recipe is not None and ev.recipe.qrels is not None:
-        limit = min(limit, QRELS_BUDGET)
+        limit = min(limit, QRELS_MEMORY - base(not ev.source_by_range))
     rows, size = _size(ev)
     n = max(1, math.ceil(rows / chunk_rows))
     # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
