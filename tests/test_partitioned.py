@@ -353,12 +353,12 @@ def test_spilled_buckets_are_raised_to_one_piece_each_while_their_scatter_fits()
     assert one(5, chunk_rows=500_000, budget=int(scatter) - 1) == 5
 
 
-@pytest.mark.parametrize("limit", [None, 2**40, 2**28])
+@pytest.mark.parametrize("limit", [None, 2**40, 2**31, 2**28])
 def test_with_separate_qrels_the_budget_is_what_qrels_memory_leaves(limit, monkeypatch) -> None:
-    """With separate qrels the engine sizes everything within what QRELS_MEMORY (1 GiB)
-    leaves for data beside the 320 MB a frame's evaluation holds, however high the limit (the
-    default's 4 GB included), and within a lower limit as given; a table with its labels
-    keeps the limit (or the default). The numbers are one plan's either way."""
+    """With separate qrels and the default limit (4 GiB of data) or a higher one, the engine
+    sizes everything within what QRELS_MEMORY (1 GiB) leaves for data beside the 320 MB a
+    frame's evaluation holds; a lower limit (2 GiB, 256 MiB) is kept as given, and a table
+    with its labels keeps the limit or the default. The numbers are one plan's either way."""
     seen = []
     decide = partitioned._qrels_to_spill
 
@@ -372,7 +372,7 @@ def test_with_separate_qrels_the_budget_is_what_qrels_memory_leaves(limit, monke
     table = run.join(qrels, on=["query", "doc"], how="left").fill_null(0)
     given = partitioned.DEFAULT_MEMORY_LIMIT if limit is None else limit
     for data, q, expected in (
-        (run, qrels, min(given, 2**30 - 320 * 2**20)),
+        (run, qrels, 2**30 - 320 * 2**20 if given >= 4 * 2**30 else given),
         (table, None, given),
     ):
         plan = build_plan(data, ["AP", "P@5"], qrels=q)

@@ -59,11 +59,11 @@ from .reading import balanced, ranges
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
-# With separate qrels the engine stays within this much resident memory however high the
-# limit, as with ``--memory-limit 1GB`` (`QRELS_MEMORY` less `budget.base` for data): a TREC
-# run of 10M lines in join order with as many lines of qrels is then spilled, qrels and all,
-# as fast as it is read whole (each piece's judgments come from its own bucket) and in half
-# the memory, below trec_eval's; smaller inputs are read whole within it
+# With separate qrels and no lower limit than the default, the engine stays within this much
+# resident memory, as with ``--memory-limit 1GB`` (`QRELS_MEMORY` less `budget.base` for
+# data): a TREC run of 10M lines in join order with as many lines of qrels is then spilled,
+# qrels and all, as fast as it is read whole (each piece's judgments come from its own
+# bucket) and in half the memory, below trec_eval's; smaller inputs are read whole within it
 QRELS_MEMORY = 2**30
 # separate qrels in memory, per byte of their least size known unread (`qrels_floor`)
 QRELS_IN_MEMORY = 2
@@ -105,7 +105,8 @@ def collect_partitioned(
     """`ev` with its status computed from its rows in any order (see the module docstring).
 
     `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`;
-    with separate qrels at most what `QRELS_MEMORY` leaves for data) decides whether the
+    with separate qrels, what `QRELS_MEMORY` leaves for data instead of that default or a
+    higher limit) decides whether the
     input is read whole or spilled into buckets, and the buckets' rows and the workers
     (`budget.shape`: `InputError` before any work when nothing fits);
     `buckets` forces the spilled path with that many buckets.
@@ -115,8 +116,8 @@ def collect_partitioned(
         msg = "this evaluation has no source to read"
         raise InputError(msg)
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
-    if ev.recipe is not None and ev.recipe.qrels is not None:
-        limit = min(limit, QRELS_MEMORY - base(not ev.source_by_range))
+    if limit >= DEFAULT_MEMORY_LIMIT and ev.recipe is not None and ev.recipe.qrels is not None:
+        limit = QRELS_MEMORY - base(not ev.source_by_range)
     rows, size = _size(ev)
     n = max(1, math.ceil(rows / chunk_rows))
     # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
