@@ -10,10 +10,12 @@ chunk, two workers, statuses spilled), so the results are those of one plan over
   hash (`group_together`: one sort of an integer key and one gather, no string comparison);
 * larger input is first scattered by ``hash % B`` into B bucket files in a temporary directory
   (one streaming pass; a group's rows all land in one bucket, and B is chosen so that a
-  bucket fits the budget), then each bucket is read back and grouped the same way.
+  bucket fits the budget and, while the scatter fits, holds one chunk), then each bucket is
+  read back and grouped the same way.
 
 No group is in two buckets, so nothing needs checking across chunks, and the order of the
-input never matters: only its size decides between the two paths. The temporary directory is
+input never matters: only its size decides between the two paths (with separate qrels and
+no lower limit, within `QRELS_MEMORY`). The temporary directory is
 removed on success, on error and on interruption; a run never reads another run's spill.
 """
 
