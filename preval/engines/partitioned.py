@@ -64,8 +64,9 @@ DEFAULT_MEMORY_LIMIT = 4 * 2**30
 # With separate qrels and no lower limit than the default, the engine stays within this much
 # resident memory, as with ``--memory-limit 1GB`` (`QRELS_MEMORY` less `budget.base` for
 # data): a TREC run of 10M lines in join order with as many lines of qrels is then spilled,
-# qrels and all, as fast as it is read whole (each piece's judgments come from its own
-# bucket) and in half the memory, below trec_eval's; smaller inputs are read whole within it
+# qrels and all, in little more time than it takes read whole (each piece's judgments come
+# from its own bucket) and in a third of the memory, below trec_eval's; smaller inputs are
+# read whole within it
 QRELS_MEMORY = 2**30
 # separate qrels in memory, per byte of their least size known unread (`qrels_floor`)
 QRELS_IN_MEMORY = 2
