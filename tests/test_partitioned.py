@@ -334,3 +334,86 @@ def test_qrels_too_large_to_hold_are_spilled_with_the_run(
     evaluated = got.per_query().collect().height
     assert evaluated == (45 if queries == "judged" else 40)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("preval-buckets")] == []
+
+
+def test_spilled_buckets_are_raised_to_one_piece_each_while_their_scatter_fits() -> None:
+    """10M rows of 24 bytes in pieces of 500k rows: 10M x 1.15 / 500k = 23 buckets rather than
+    the 5 the budget alone asks for (each read back and evaluated as it is), never fewer than
+    asked, at most MAX_BUCKETS, and the 5 when the scatter of 23 does not fit."""
+    one = partial(partitioned._one_piece_buckets, rows=10_000_000, size=240_000_000,
+                  per_row=24.0, read_rows=1_048_576)  # fmt: skip
+    assert one(5, chunk_rows=500_000, budget=2**30) == 23
+    assert one(40, chunk_rows=500_000, budget=2**30) == 40
+    assert one(5, chunk_rows=10_000, budget=2**30) == partitioned.MAX_BUCKETS
+    # the scatter of 23 buckets: 24 bytes x (the 10M rows, fewer than 12 row groups of
+    # 1,048,576, + 3 x 16,384 x 23 rows of the writers' batches) = 267 MB
+    scatter = partitioned.scatter_bytes(23, 24.0, 1_048_576, 240_000_000)
+    assert 24 * (10_000_000 + 3 * 16_384 * 23) == scatter
+    assert one(5, chunk_rows=500_000, budget=int(scatter)) == 23
+    assert one(5, chunk_rows=500_000, budget=int(scatter) - 1) == 5
+
+
+@pytest.mark.parametrize("limit", [None, 2**40, 2**31, 2**28])
+def test_with_separate_qrels_the_budget_is_what_qrels_memory_leaves(limit, monkeypatch) -> None:
+    """With separate qrels and the default limit (4 GiB of data) or a higher one, the engine
+    sizes everything within what QRELS_MEMORY (1 GiB) leaves for data beside the 320 MB a
+    frame's evaluation holds; a lower limit (2 GiB, 256 MiB) is kept as given, and a table
+    with its labels keeps the limit or the default. The numbers are one plan's either way."""
+    seen = []
+    decide = partitioned._qrels_to_spill
+
+    def spy(ev, budget):
+        seen.append(budget)
+        return decide(ev, budget)
+
+    monkeypatch.setattr(partitioned, "_qrels_to_spill", spy)
+    run = pl.DataFrame({"query": ["q1", "q2", "q1"], "doc": ["a", "b", "c"], "score": [3.0, 2, 1]})
+    qrels = pl.DataFrame({"query": ["q1", "q2"], "doc": ["a", "b"], "label": [1, 1]})
+    table = run.join(qrels, on=["query", "doc"], how="left").fill_null(0)
+    given = partitioned.DEFAULT_MEMORY_LIMIT if limit is None else limit
+    for data, q, expected in (
+        (run, qrels, 2**30 - 320 * 2**20 if given >= 4 * 2**30 else given),
+        (table, None, given),
+    ):
+        plan = build_plan(data, ["AP", "P@5"], qrels=q)
+        seen.clear()
+        assert_same(partitioned.collect_partitioned(plan, memory_limit=limit), plan)
+        assert seen == [expected]
+
+
+def test_spilled_qrels_give_each_piece_its_own_queries_judgments(tmp_path: Path) -> None:
+    """Qrels spilled into the run's buckets are divided as each bucket's rows are when it is
+    read back: every piece gets all the judgments of its queries, no query's judgments go to
+    two pieces, and the pieces of the last plan hold every judgment once (q50-q59 are judged
+    but in no run row)."""
+    run = pl.DataFrame(
+        {"query": [f"q{i * 7 % 50}" for i in range(2000)], "doc": [f"d{i}" for i in range(2000)]}
+    )
+    qrels = pl.DataFrame(
+        {
+            "query": [f"q{i % 60}" for i in range(900)],
+            "doc": [f"d{i}" for i in range(900)],
+            "label": [i % 3 for i in range(900)],
+        }
+    )
+    keys, buckets, piece_rows = ["query"], 3, 200
+    partitioned.scatter(qrels.lazy(), keys, buckets, tmp_path / "qrels")
+    partitioned.scatter(run.lazy(), keys, buckets, tmp_path)
+    judgments = partitioned._spilled_judgments(
+        tmp_path / "qrels", keys, buckets, qrels.lazy(), tmp_path, piece_rows
+    )
+    order = ["query", "doc"]
+    given: dict[str, int] = {}
+    pieces = 0
+    for i, item in enumerate(partitioned.spilled_buckets(tmp_path, keys, piece_rows)):
+        piece = item if isinstance(item, pl.DataFrame) else pl.concat(item)
+        got = judgments.of(piece)
+        wanted = qrels.filter(pl.col("query").is_in(piece["query"].unique().implode()))
+        mine = got.filter(pl.col("query").is_in(piece["query"].unique().implode()))
+        assert mine.sort(order).equals(wanted.sort(order))
+        for query in got["query"].unique():
+            assert given.setdefault(query, i) == i  # (in one piece only)
+        pieces += 1
+    assert pieces > buckets  # (buckets of about 667 rows: divided into pieces of 200)
+    every = pl.concat([p.lazy() for p in judgments.in_pieces()]).collect()
+    assert every.sort(order).equals(qrels.sort(order))

@@ -10,10 +10,12 @@ chunk, two workers, statuses spilled), so the results are those of one plan over
   hash (`group_together`: one sort of an integer key and one gather, no string comparison);
 * larger input is first scattered by ``hash % B`` into B bucket files in a temporary directory
   (one streaming pass; a group's rows all land in one bucket, and B is chosen so that a
-  bucket fits the budget), then each bucket is read back and grouped the same way.
+  bucket fits the budget and, while the scatter fits, holds one chunk), then each bucket is
+  read back and grouped the same way.
 
 No group is in two buckets, so nothing needs checking across chunks, and the order of the
-input never matters: only its size decides between the two paths. The temporary directory is
+input never matters: only its size decides between the two paths (with separate qrels and
+no lower limit, within `QRELS_MEMORY`). The temporary directory is
 removed on success, on error and on interruption; a run never reads another run's spill.
 """
 
@@ -35,10 +37,13 @@ from ..spill import SpillDirectory
 from .budget import (
     EVAL_COPIES,
     EVAL_COPIES_QRELS,
+    MAX_BUCKETS,
     QRELS_COPIES,
     SCATTER_BATCH_ROWS,
+    base,
     read_rows,
     row_bytes,
+    scatter_bytes,
     shape,
     spill_buckets,
 )
@@ -56,6 +61,13 @@ from .reading import balanced, ranges
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
+# With separate qrels and no lower limit than the default, the engine stays within this much
+# resident memory, as with ``--memory-limit 1GB`` (`QRELS_MEMORY` less `budget.base` for
+# data): a TREC run of 10M lines in join order with as many lines of qrels is then spilled,
+# qrels and all, in little more time than it takes read whole (each piece's judgments come
+# from its own bucket) and in a third of the memory, below trec_eval's; smaller inputs are
+# read whole within it
+QRELS_MEMORY = 2**30
 # separate qrels in memory, per byte of their least size known unread (`qrels_floor`)
 QRELS_IN_MEMORY = 2
 # separate qrels are spilled into buckets when holding them takes more than this share of
@@ -73,6 +85,9 @@ BUCKET_ROWS = 1_000_000
 # Rows of the parts a bucket is divided into before its rows are put in order: small enough
 # that the random reads of that stay in the processor's cache
 PART_ROWS = 200_000
+# spilled buckets are sized to one piece of the evaluation's rows with this much to spare: the
+# hash spreads groups, not rows, evenly, and a bucket over the piece's rows is divided again
+BUCKET_SLACK = 1.15
 _BUCKET = "__preval_bucket"
 _KEY = "__preval_key"
 _ROW = "__preval_row"
@@ -92,9 +107,11 @@ def collect_partitioned(
 ) -> Plan:
     """`ev` with its status computed from its rows in any order (see the module docstring).
 
-    `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`)
-    decides whether the input is read whole or spilled into buckets, and the buckets' rows
-    and the workers (`budget.shape`: `InputError` before any work when nothing fits);
+    `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`;
+    with separate qrels, what `QRELS_MEMORY` leaves for data instead of that default or a
+    higher limit) decides whether the
+    input is read whole or spilled into buckets, and the buckets' rows and the workers
+    (`budget.shape`: `InputError` before any work when nothing fits);
     `buckets` forces the spilled path with that many buckets.
     `tmp_dir`: where spill files go (default: the system's temporary directory, ``TMPDIR``).
     """
@@ -102,6 +119,8 @@ def collect_partitioned(
         msg = "this evaluation has no source to read"
         raise InputError(msg)
     limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
+    if limit >= DEFAULT_MEMORY_LIMIT and ev.recipe is not None and ev.recipe.qrels is not None:
+        limit = QRELS_MEMORY - base(not ev.source_by_range)
     rows, size = _size(ev)
     n = max(1, math.ceil(rows / chunk_rows))
     # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
@@ -138,6 +157,7 @@ def collect_partitioned(
         n = max(1, math.ceil(rows / batch_rows))
     else:
         what = f"this input ({rows:,} rows, spilled to disk)"
+        forced, scatter_held = buckets is not None, held
         if buckets is None:  # the fewest whose scatter and evaluation fit (`spill_buckets`)
             buckets = spill_buckets(limit, size, per_row, held=held, what=what, text=text,
                                     read_rows=read_rows(ev.paths))  # fmt: skip
@@ -150,6 +170,9 @@ def collect_partitioned(
         fit = shape(limit - held - size // buckets, per_row, chunk_rows=chunk_rows,
                     workers=workers, read_ahead=READ_AHEAD, what=what, text=text,
                     input_rows=rows, copies=copies)  # fmt: skip
+        if not forced:
+            buckets = _one_piece_buckets(buckets, rows, size, per_row, fit.chunk_rows,
+                                         limit - scatter_held, read_rows(ev.paths))  # fmt: skip
     run = partial(run, workers=fit.workers, read_ahead=fit.read_ahead)
     judgments = None  # (spilled qrels: once spilled, below)
     if divided and spilled is None:  # as the rows will be: n buckets of parts, or spilled
@@ -169,12 +192,34 @@ def collect_partitioned(
         check_free_disk(spill.path, int(spilled_bytes * SPILL_RATIO), rows)
         if spilled is not None:
             scatter(spilled[0], keys, buckets, spill.path / "qrels")
-            judgments = _spilled_judgments(spill.path / "qrels", keys, buckets, spilled[0])
         scatter(ev.source, keys, buckets, spill.path)
+        if spilled is not None:
+            judgments = _spilled_judgments(
+                spill.path / "qrels", keys, buckets, spilled[0], spill.path, fit.chunk_rows
+            )
         pieces = spilled_buckets(spill.path, keys, fit.chunk_rows)
         return run(chunks=pieces, judgments=judgments)
     finally:
         spill.cleanup()
+
+
+def _one_piece_buckets(
+    buckets: int,
+    rows: int,
+    size: int,
+    per_row: float,
+    chunk_rows: int,
+    budget: int,
+    read_rows: int,
+) -> int:
+    """At least `buckets` buckets, as many as make a bucket of `rows` rows one piece of at
+    most `chunk_rows` rows (with `BUCKET_SLACK`; `MAX_BUCKETS` at most) when their scatter
+    fits `budget`: a bucket read back is then evaluated as it is, where one divided again in
+    memory is held whole on the reading thread while both workers wait for its pieces."""
+    wanted = min(MAX_BUCKETS, math.ceil(rows * BUCKET_SLACK / max(chunk_rows, 1)))
+    if wanted <= buckets or scatter_bytes(wanted, per_row, read_rows, size) > budget:
+        return buckets
+    return wanted
 
 
 def _qrels_to_spill(ev: Plan, limit: int) -> tuple[pl.LazyFrame, list[str], int] | None:
@@ -200,12 +245,18 @@ def _qrels_to_spill(ev: Plan, limit: int) -> tuple[pl.LazyFrame, list[str], int]
 
 
 def _spilled_judgments(
-    folder: Path, keys: list[str], buckets: int, scanned: pl.LazyFrame
+    folder: Path,
+    keys: list[str],
+    buckets: int,
+    scanned: pl.LazyFrame,
+    run: Path,
+    chunk_rows: int,
 ) -> Judgments:
     """The judgments spilled into `buckets` under `folder` (`scatter`, by the run's keys): a
     piece of the run takes its bucket's, read when its first piece comes (a bucket's pieces
-    come one after another), of which it takes its own queries'; the last plan takes them
-    bucket by bucket."""
+    come one after another) and divided at once as `spilled_buckets` divides that bucket of
+    the run (`run`, into pieces of about `chunk_rows` rows), so that each piece takes its own
+    part, found by its first row; the last plan takes them bucket by bucket."""
     index = _bucket_of(keys, buckets)
     empty = pl.DataFrame(schema=scanned.collect_schema())
     files = {b: sorted((folder / f"{_BUCKET}={b}").glob("*.ipc")) for b in range(buckets)}
@@ -215,12 +266,14 @@ def _spilled_judgments(
         return pl.scan_ipc(files[b]).collect() if files[b] else empty
 
     def of(piece: pl.DataFrame) -> pl.DataFrame:
-        # a piece takes its own queries' judgments only (`by_value`): a bucket's, joined and
-        # checked by each of its pieces on two workers, would cost that many copies
+        # the bucket's judgments divided by the hash as its rows were, once: a piece's part
+        # is then taken as it is, where a search of the whole bucket's (sorted by id, a
+        # string sort) for each piece kept the workers waiting on this thread
         b = piece.head(1).select(index).item()
         if b not in held:
             held.clear()
-            held[b] = by_value(bucket(b), keys)
+            pieces = _pieces(_bucket_rows(run / f"{_BUCKET}={b}"), chunk_rows)
+            held[b] = _by_bucket(bucket(b), keys, pieces, _parts(chunk_rows), level=2)
         return held[b].of(piece)
 
     def pieces() -> Iterator[pl.DataFrame]:
@@ -239,11 +292,13 @@ def _comparable(ev: Plan, table: pl.DataFrame, keys: list[str]) -> bool:
     return all(schema[k] == table.schema[k] for k in keys)
 
 
-def _by_bucket(table: pl.DataFrame, keys: list[str], buckets: int, parts: int) -> Judgments:
+def _by_bucket(
+    table: pl.DataFrame, keys: list[str], buckets: int, parts: int, level: int = 0
+) -> Judgments:
     """The qrels `table` divided once as the run's rows are (`_bucket_index`): a piece of the
     run takes the part of its bucket, found from its first row (judgments with a null key are
     no query's: they stay in the table, where the last plan reports them)."""
-    index = _bucket_index(keys, buckets, parts)
+    index = _bucket_index(keys, buckets, parts, level)
     null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
     nulls = table.filter(null_key)
     keyed = table if nulls.is_empty() else table.filter(~null_key)
@@ -261,10 +316,10 @@ def _by_bucket(table: pl.DataFrame, keys: list[str], buckets: int, parts: int) -
     return Judgments(table, keys, of)
 
 
-def _bucket_index(group: list[str], buckets: int, parts: int) -> pl.Expr:
+def _bucket_index(group: list[str], buckets: int, parts: int, level: int = 0) -> pl.Expr:
     """Each row's bucket when rows are divided into `buckets` of `parts` parts each (the keys
-    b * parts ... (b + 1) * parts - 1 of `_bucket_of` make bucket b)."""
-    return _bucket_of(group, buckets * parts) // parts
+    b * parts ... (b + 1) * parts - 1 of `_bucket_of` at `level` make bucket b)."""
+    return _bucket_of(group, buckets * parts, level) // parts
 
 
 def _parts(batch_rows: int) -> int:
@@ -559,12 +614,23 @@ def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) 
 
 def spilled_buckets(folder: Path, group: list[str], chunk_rows: int) -> Iterator:
     """Each bucket's rows, read back (in any order); a bucket of more than `chunk_rows` rows
-    read batch by batch and divided in memory into buckets of about that size."""
+    read batch by batch and divided in memory into `_pieces` buckets of about that size."""
     for bucket in sorted(folder.glob(f"{_BUCKET}=*")):
         rows = pl.scan_ipc(sorted(bucket.glob("*.ipc")))
-        n = math.ceil(rows.select(pl.len()).collect().item() / chunk_rows)
+        n = _pieces(_bucket_rows(bucket), chunk_rows)
         if n <= 1:
             yield rows.collect()
             continue
         divided = _in_memory_buckets(rows, group, n, by_range=False, batch_rows=chunk_rows, level=2)
         yield from _drain(divided)
+
+
+def _bucket_rows(bucket: Path) -> int:
+    """The rows spilled into the folder `bucket` (from the files' metadata)."""
+    files = sorted(bucket.glob("*.ipc"))
+    return pl.scan_ipc(files).select(pl.len()).collect().item() if files else 0
+
+
+def _pieces(rows: int, chunk_rows: int) -> int:
+    """The pieces a spilled bucket of `rows` rows is divided into when read back."""
+    return max(1, math.ceil(rows / chunk_rows))
