@@ -88,7 +88,8 @@ def collect(
         Peak resident memory (bytes) of the process to stay under: the engines choose chunk
         sizes, workers and buckets from it, and an input that cannot be evaluated within it
         raises `InputError` before any work (docs/engines.md, "Memory limits"). Default: no
-        limit (the partitioned engine spills above 4 GB).
+        limit (the partitioned engine spills above 4 GB, or above 1 GB with separate qrels
+        when the input fits that).
     tmp_dir
         Where spill files go (default: the system's temporary folder).
     progress

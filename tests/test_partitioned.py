@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import preval
 from preval import engines
 from preval.engines import partitioned
+from preval.engines.budget import OverLimit
 from preval.engines.chunked import rank_keys_of
 from preval.options import Hints
 from tests.profiles import examples
@@ -353,13 +354,9 @@ def test_spilled_buckets_are_raised_to_one_piece_each_while_their_scatter_fits()
     assert one(5, chunk_rows=500_000, budget=int(scatter) - 1) == 5
 
 
-@pytest.mark.parametrize("limit", [None, 2**40, 2**31, 2**28])
-def test_with_separate_qrels_the_budget_is_what_qrels_memory_leaves(limit, monkeypatch) -> None:
-    """With separate qrels and the default limit (4 GiB of data) or a higher one, the engine
-    sizes everything within what QRELS_MEMORY (1 GiB) leaves for data beside the 320 MB a
-    frame's evaluation holds; a lower limit (2 GiB, 256 MiB) is kept as given, and a table
-    with its labels keeps the limit or the default. The numbers are one plan's either way."""
-    seen = []
+def _budgets_seen(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The data budgets `collect_partitioned` sizes its work to, as it sizes it."""
+    seen: list[int] = []
     decide = partitioned._qrels_to_spill
 
     def spy(ev, budget):
@@ -367,18 +364,47 @@ def test_with_separate_qrels_the_budget_is_what_qrels_memory_leaves(limit, monke
         return decide(ev, budget)
 
     monkeypatch.setattr(partitioned, "_qrels_to_spill", spy)
+    return seen
+
+
+def _small_run_and_qrels() -> tuple[pl.DataFrame, pl.DataFrame]:
     run = pl.DataFrame({"query": ["q1", "q2", "q1"], "doc": ["a", "b", "c"], "score": [3.0, 2, 1]})
     qrels = pl.DataFrame({"query": ["q1", "q2"], "doc": ["a", "b"], "label": [1, 1]})
+    return run, qrels
+
+
+@pytest.mark.parametrize("limit", [None, 2**40, 2**31, 2**28])
+def test_with_separate_qrels_the_budget_is_what_qrels_memory_leaves(limit, monkeypatch) -> None:
+    """With separate qrels and no limit given, the engine sizes everything within what
+    QRELS_MEMORY (1 GiB) leaves for data beside the 320 MB a frame's evaluation holds; a
+    limit given (1 TiB, 2 GiB, 256 MiB) is kept as given, and a table with its labels keeps
+    the limit or the default. The numbers are one plan's either way."""
+    seen = _budgets_seen(monkeypatch)
+    run, qrels = _small_run_and_qrels()
     table = run.join(qrels, on=["query", "doc"], how="left").fill_null(0)
-    given = partitioned.DEFAULT_MEMORY_LIMIT if limit is None else limit
+    default = partitioned.DEFAULT_MEMORY_LIMIT
     for data, q, expected in (
-        (run, qrels, 2**30 - 320 * 2**20 if given >= 4 * 2**30 else given),
-        (table, None, given),
+        (run, qrels, 2**30 - 320 * 2**20 if limit is None else limit),
+        (table, None, default if limit is None else limit),
     ):
         plan = build_plan(data, ["AP", "P@5"], qrels=q)
         seen.clear()
         assert_same(partitioned.collect_partitioned(plan, memory_limit=limit), plan)
         assert seen == [expected]
+
+
+def test_an_input_the_qrels_cap_cannot_hold_takes_the_default(monkeypatch) -> None:
+    """No limit given, separate qrels, and an input that QRELS_MEMORY cannot hold (here a
+    cap of 1 byte above the base): not refused, evaluated within DEFAULT_MEMORY_LIMIT, as
+    before the cap; a limit given that cannot be kept is still refused."""
+    seen = _budgets_seen(monkeypatch)
+    monkeypatch.setattr(partitioned, "QRELS_MEMORY", 320 * 2**20 + 1)
+    run, qrels = _small_run_and_qrels()
+    plan = build_plan(run, ["AP", "P@5"], qrels=qrels)
+    assert_same(partitioned.collect_partitioned(plan), plan)
+    assert seen == [1, partitioned.DEFAULT_MEMORY_LIMIT]
+    with pytest.raises(OverLimit, match="cannot be evaluated within the memory limit"):
+        partitioned.collect_partitioned(plan, memory_limit=1)
 
 
 def test_spilled_qrels_give_each_piece_its_own_queries_judgments(tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="peak memory to stay under, e.g. 2GB: the engines size their chunks to it, and "
         "an input that cannot fit is refused in one line before any work (default: none; "
-        "the partitioned engine spills above 4GB)",
+        "the partitioned engine spills above 4GB, or 1GB with separate qrels)",
     )
     group.add_argument(
         "--tmp-dir",

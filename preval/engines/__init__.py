@@ -226,7 +226,7 @@ def _collect(
     collect_partitioned = _out_of_core("collect_partitioned")
     partitioned = {
         "progress": progress,
-        "memory_limit": _out_of_core("DEFAULT_MEMORY_LIMIT") if budget is None else budget,
+        "memory_limit": budget,  # (None: the engine's own default)
         "tmp_dir": tmp_dir,
     }
     if chosen == "partitioned":

@@ -232,7 +232,11 @@ def qrels_floor(qrels: object) -> int:
     return 0 if compressed else int(QRELS_TEXT_SHARE * path.stat().st_size)
 
 
-def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> InputError:
+class OverLimit(InputError):
+    """A memory limit that cannot be kept (`too_little`): raised before any work is done."""
+
+
+def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> OverLimit:
     """The one line that says a limit cannot be kept, and what it would take."""
     floor = base(text)
     msg = (
@@ -241,7 +245,7 @@ def too_little(budget: int, needed: float, what: str, *, text: bool = False) -> 
         f"space Polars reserves): it needs at least {_mb(max(needed, 1) + floor)}; nothing "
         "was written, raise the limit"
     )
-    return InputError(msg)
+    return OverLimit(msg)
 
 
 def _mb(size: float) -> str:

@@ -15,7 +15,7 @@ chunk, two workers, statuses spilled), so the results are those of one plan over
 
 No group is in two buckets, so nothing needs checking across chunks, and the order of the
 input never matters: only its size decides between the two paths (with separate qrels and
-no lower limit, within `QRELS_MEMORY`). The temporary directory is
+no limit given, within `QRELS_MEMORY` when the input fits). The temporary directory is
 removed on success, on error and on interruption; a run never reads another run's spill.
 """
 
@@ -40,6 +40,7 @@ from .budget import (
     MAX_BUCKETS,
     QRELS_COPIES,
     SCATTER_BATCH_ROWS,
+    OverLimit,
     base,
     read_rows,
     row_bytes,
@@ -61,9 +62,9 @@ from .reading import balanced, ranges
 # Bytes the engine may hold by default: the input read whole when it takes at most a third of
 # this in memory (the grouped copy and the evaluation of two chunks need the rest), else spilled.
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
-# With separate qrels and no lower limit than the default, the engine stays within this much
-# resident memory, as with ``--memory-limit 1GB`` (`QRELS_MEMORY` less `budget.base` for
-# data): a TREC run of 10M lines in join order with as many lines of qrels is then spilled,
+# With separate qrels and no limit given, the engine stays within this much resident memory
+# when it can, as with ``--memory-limit 1GB`` (`QRELS_MEMORY` less `budget.base` for data): a
+# TREC run of 10M lines in join order with as many lines of qrels is then spilled,
 # qrels and all, in little more time than it takes read whole (each piece's judgments come
 # from its own bucket) and in a third of the memory, below trec_eval's; smaller inputs are
 # read whole within it
@@ -107,20 +108,40 @@ def collect_partitioned(
 ) -> Plan:
     """`ev` with its status computed from its rows in any order (see the module docstring).
 
-    `memory_limit` (bytes of data, default `DEFAULT_MEMORY_LIMIT`; `budget.data_budget`;
-    with separate qrels, what `QRELS_MEMORY` leaves for data instead of that default or a
-    higher limit) decides whether the
-    input is read whole or spilled into buckets, and the buckets' rows and the workers
-    (`budget.shape`: `InputError` before any work when nothing fits);
+    `memory_limit` (bytes of data, `budget.data_budget`) decides whether the input is read
+    whole or spilled into buckets, and the buckets' rows and the workers (`budget.shape`:
+    `InputError` before any work when nothing fits). Without one: with separate qrels, what
+    `QRELS_MEMORY` leaves for data, or `DEFAULT_MEMORY_LIMIT` for an input that does not fit
+    that; else `DEFAULT_MEMORY_LIMIT`.
     `buckets` forces the spilled path with that many buckets.
     `tmp_dir`: where spill files go (default: the system's temporary directory, ``TMPDIR``).
     """
     if ev.source is None:
         msg = "this evaluation has no source to read"
         raise InputError(msg)
-    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
-    if limit >= DEFAULT_MEMORY_LIMIT and ev.recipe is not None and ev.recipe.qrels is not None:
-        limit = QRELS_MEMORY - base(not ev.source_by_range)
+    run = partial(_collect_within, ev, progress=progress, tmp_dir=tmp_dir,
+                  chunk_rows=chunk_rows, workers=workers, buckets=buckets)  # fmt: skip
+    if memory_limit is not None:
+        return run(memory_limit)
+    if ev.recipe is not None and ev.recipe.qrels is not None:
+        # an input too large to fit `QRELS_MEMORY` takes the default's room, as it did
+        # before that cap (refused before any work is done: nothing to undo)
+        with contextlib.suppress(OverLimit):
+            return run(QRELS_MEMORY - base(not ev.source_by_range))
+    return run(DEFAULT_MEMORY_LIMIT)
+
+
+def _collect_within(
+    ev: Plan,
+    limit: int,
+    *,
+    progress: Callable[[int], None] | None,
+    tmp_dir: str | Path | None,
+    chunk_rows: int,
+    workers: int,
+    buckets: int | None,
+) -> Plan:
+    """`collect_partitioned` within `limit` bytes of data."""
     rows, size = _size(ev)
     n = max(1, math.ceil(rows / chunk_rows))
     # with separate qrels whose query keys hash as the run's do, rows go to buckets by those
