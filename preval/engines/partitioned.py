@@ -270,13 +270,13 @@ def _spilled_judgments(
     keys: list[str],
     buckets: int,
     scanned: pl.LazyFrame,
-    run: Path,
+    run_folder: Path,
     chunk_rows: int,
 ) -> Judgments:
     """The judgments spilled into `buckets` under `folder` (`scatter`, by the run's keys): a
     piece of the run takes its bucket's, read when its first piece comes (a bucket's pieces
     come one after another) and divided at once as `spilled_buckets` divides that bucket of
-    the run (`run`, into pieces of about `chunk_rows` rows), so that each piece takes its own
+    the run (`run_folder`, into pieces of about `chunk_rows` rows), so that each piece takes its own
     part, found by its first row; the last plan takes them bucket by bucket."""
     index = _bucket_of(keys, buckets)
     empty = pl.DataFrame(schema=scanned.collect_schema())
@@ -293,7 +293,7 @@ def _spilled_judgments(
         b = piece.head(1).select(index).item()
         if b not in held:
             held.clear()
-            pieces = _pieces(_bucket_rows(run / f"{_BUCKET}={b}"), chunk_rows)
+            pieces = _pieces(_bucket_rows(run_folder / f"{_BUCKET}={b}"), chunk_rows)
             held[b] = _by_bucket(bucket(b), keys, pieces, _parts(chunk_rows), level=2)
         return held[b].of(piece)
 
