@@ -119,13 +119,20 @@ def test_group_together_keeps_groups_whole_and_their_rows_in_order(rows, hash_bi
         assert part["row"].is_sorted()  # input order within a group
 
 
-def test_group_together_in_parts_divides_large_buckets(monkeypatch) -> None:
+@pytest.mark.parametrize("as_parts", [False, True])
+def test_group_together_in_parts_groups_a_frame_or_its_parts(monkeypatch, as_parts) -> None:
+    # a spilled bucket comes as one frame (put in order whole), an in-memory one as parts
     monkeypatch.setattr(partitioned, "PART_ROWS", 50)
     rng = np.random.default_rng(3)
     frame = pl.DataFrame({"query": rng.integers(0, 97, 2000), "row": np.arange(2000)})
-    grouped = partitioned.group_together_in_parts(frame, ["query"])
+    if as_parts:  # parts of whole groups, as `_in_memory_buckets` divides a batch
+        parts = frame.with_columns(part=pl.col("query") % 7).partition_by("part", include_key=False)
+        given = [pl.concat([p.slice(0, 100), p.slice(100)], rechunk=False) for p in parts]
+    else:
+        given = pl.concat([frame.slice(0, 700), frame.slice(700)], rechunk=False)
+    grouped = partitioned.group_together_in_parts(given, ["query"])
     assert grouped.n_chunks() == 1
-    assert grouped.height == 2000
+    assert sorted(grouped.rows()) == sorted(frame.rows())
     assert grouped["query"].rle_id().max() + 1 == grouped["query"].n_unique()
     assert grouped.group_by("query").agg(pl.col("row").is_sorted())["row"].all()
 
@@ -209,6 +216,59 @@ def test_too_little_free_disk_is_an_error_before_spilling(tmp_path: Path, monkey
         partitioned.collect_partitioned(plan, buckets=4, tmp_dir=tmp_path)
     assert "--tmp-dir" in str(info.value) and "rows need about" in str(info.value)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("free_share", "want"), [(3, "lz4"), (5, "uncompressed")])
+def test_spill_files_are_uncompressed_when_the_disk_has_room(
+    tmp_path: Path, monkeypatch, free_share, want
+) -> None:
+    # free disk of `free_share` times the rows' bytes in memory: below `UNCOMPRESSED_ROOM`
+    # (4) the spill is lz4-compressed, above it plain; the results are one plan's either way
+    plan = build_plan(shuffled(pl.read_parquet(PARQUET), 3), ["AP", "P@5"], by="system")
+    size = partitioned._size(plan)[1]
+    real = shutil.disk_usage
+    monkeypatch.setattr(
+        partitioned.shutil, "disk_usage", lambda p: real(p)._replace(free=free_share * size)
+    )
+    written = []
+    scatter = partitioned.scatter
+
+    def recorded(source, group, buckets, folder, compression="lz4") -> None:
+        scatter(source, group, buckets, folder, compression)
+        written.append(compression)
+        # the files are what was asked for
+        assert all(_compressed(f) == (compression == "lz4") for f in folder.glob("*/*.ipc"))
+
+    monkeypatch.setattr(partitioned, "scatter", recorded)
+    got = partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=3, tmp_dir=tmp_path)
+    assert written == [want]
+    assert_same(got, build_plan(PARQUET, ["AP", "P@5"], by="system"))
+
+
+def _compressed(path: Path) -> bool:
+    """Whether the Arrow IPC file at `path` takes fewer bytes than its record batches' buffers
+    once read (pyarrow, which does not share Polars' writer, decompresses them)."""
+    import pyarrow.ipc
+
+    with pyarrow.ipc.open_file(path) as reader:
+        batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+    size = sum(b.size for x in batches for c in x.columns for b in c.buffers() if b is not None)
+    return path.stat().st_size < size
+
+
+def test_spilled_buckets_are_removed_as_they_are_read(tmp_path: Path) -> None:
+    # a bucket's files go once the next bucket is asked for (its rows have been taken), and
+    # the last one's when the reading ends; every row is read back once
+    table = shuffled(pl.read_parquet(PARQUET), 5)
+    partitioned.scatter(table.lazy(), ["system", "query"], 3, tmp_path)
+    folders = sorted(tmp_path.iterdir())
+    assert len(folders) == 3
+    read = []
+    for i, bucket in enumerate(partitioned.spilled_buckets(tmp_path, ["system", "query"], 10**6)):
+        assert [f.exists() for f in folders] == [j >= i for j in range(3)]
+        read.append(bucket)
+    assert list(tmp_path.iterdir()) == []
+    assert sorted(pl.concat(read).rows()) == sorted(table.rows())
 
 
 def test_auto_chooses_from_the_first_rows(tmp_path: Path) -> None:

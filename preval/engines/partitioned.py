@@ -78,13 +78,18 @@ QRELS_SPILL_SHARE = 0.5
 MAX_SPILL_BUCKETS = 1024
 # Rows read to estimate the input's bytes per row.
 SAMPLE_ROWS = 100_000
-# Spill files are lz4-compressed Arrow IPC: a bucket is read back at memory speed.
+# Spill files are Arrow IPC, uncompressed when the disk has `UNCOMPRESSED_ROOM` times the
+# rows' bytes in memory free (a view of a short string takes 16 bytes there, so files can
+# outgrow memory): lz4 compression costs about a third of the scatter's CPU, and reading it
+# back more than reading plain files. Else lz4, about `SPILL_RATIO` of the bytes in memory.
 SPILL_RATIO = 0.6
+UNCOMPRESSED_ROOM = 4
 # Rows per bucket: fewer, smaller buckets cost more to divide the input among (one more part
 # of every batch per bucket) than they save in memory (benchmarks/results.md)
 BUCKET_ROWS = 1_000_000
-# Rows of the parts a bucket is divided into before its rows are put in order: small enough
-# that the random reads of that stay in the processor's cache
+# Rows of the parts each in-memory bucket is divided into as its batches are read (its parts
+# are then put in order one by one, the random reads of that in the processor's cache); a
+# spilled bucket read back is put in order whole: dividing it again costs more than it saves
 PART_ROWS = 200_000
 # spilled buckets are sized to one piece of the evaluation's rows with this much to spare: the
 # hash spreads groups, not rows, evenly, and a bucket over the piece's rows is divided again
@@ -211,9 +216,10 @@ def _collect_within(
     try:
         spilled_bytes = size + (0 if spilled is None else spilled[2])
         check_free_disk(spill.path, int(spilled_bytes * SPILL_RATIO), rows)
+        compression = spill_compression(spill.path, spilled_bytes)
         if spilled is not None:
-            scatter(spilled[0], keys, buckets, spill.path / "qrels")
-        scatter(ev.source, keys, buckets, spill.path)
+            scatter(spilled[0], keys, buckets, spill.path / "qrels", compression)
+        scatter(ev.source, keys, buckets, spill.path, compression)
         if spilled is not None:
             judgments = _spilled_judgments(
                 spill.path / "qrels", keys, buckets, spilled[0], spill.path, fit.chunk_rows
@@ -351,10 +357,10 @@ def _parts(batch_rows: int) -> int:
 def _bucket_of(group: list[str], buckets: int, level: int = 0) -> pl.Expr:
     """Each row's bucket, 0 .. `buckets` - 1, by the hash of its `group` keys. Each `level`
     reads other bits of the hash, so that a bucket divided again by another level spreads
-    over all the new buckets: 0, the spilled or in-memory buckets; 1, the parts of a bucket;
-    2, the buckets a spilled bucket is divided into when it is read back."""
+    over all the new buckets: 0, the spilled or in-memory buckets (and their parts); 2, the
+    buckets a spilled bucket is divided into when it is read back."""
     hashed = _hash(group)
-    shift = {0: 0, 1: 32, 2: 16}[level]
+    shift = {0: 0, 2: 16}[level]
     if shift:
         hashed = hashed // 2**shift
     return (hashed % buckets).alias(_BUCKET)
@@ -428,10 +434,10 @@ def group_together_in_parts(
     Parts of about `PART_ROWS` rows are small enough that the random reads of putting a part's
     rows in order stay in the processor's cache: the bucket is copied once, part after part,
     each part's order found on its own rows, and the rows gathered once by the orders put end
-    to end (each part's rows are read from that part's range only). `frame`: a bucket, divided
-    here by other bits of the hash than those that made it; or a list of parts already.
+    to end (each part's rows are read from that part's range only). `frame`: a list of parts
+    (an in-memory bucket); or a bucket read back from its spill file, put in order whole.
     """
-    bucket, heights = _in_parts(frame, group)
+    bucket, heights = _in_parts(frame)
     return _gather_by_part(bucket, heights, partial(_group_order, group=group))
 
 
@@ -447,7 +453,7 @@ def rank_together_in_parts(
     (`Plan.rank_scores`: the score's rank, then tie columns) and the tie columns' descending
     flags, or None when the plan has none (then the rows are only grouped).
     """
-    bucket, heights = _in_parts(frame, group)
+    bucket, heights = _in_parts(frame)
     del frame
     ranking = rank_keys(bucket)
     if ranking is None:
@@ -460,19 +466,12 @@ def rank_together_in_parts(
     return _gather_by_part(bucket, heights, order, with_offset=True), True
 
 
-def _in_parts(
-    frame: pl.DataFrame | list[pl.DataFrame], group: list[str]
-) -> tuple[pl.DataFrame, list[int]]:
+def _in_parts(frame: pl.DataFrame | list[pl.DataFrame]) -> tuple[pl.DataFrame, list[int]]:
     """A bucket in one piece of memory, its parts one after the other, and the parts' heights
-    (a frame is divided into parts of about `PART_ROWS` rows by its hash, `_bucket_of` level
-    1; a list of parts is taken as it is)."""
+    (a list of parts is taken as it is; a frame, a spilled bucket read back, is one part:
+    dividing it by its hash costs more than the cache saves in putting it in order)."""
     if isinstance(frame, pl.DataFrame):
-        parts = math.ceil(frame.height / PART_ROWS)
-        if parts <= 1:
-            return frame.rechunk(), [frame.height]
-        frame = frame.with_columns(_bucket_of(group, parts, level=1)).partition_by(
-            _BUCKET, include_key=False
-        )
+        return frame.rechunk(), [frame.height]
     heights = [part.height for part in frame]
     return pl.concat(frame, rechunk=True), heights
 
@@ -615,14 +614,24 @@ def check_free_disk(folder: Path, needed: int, rows: int) -> None:
         raise InputError(msg)
 
 
-def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) -> None:
-    """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`."""
+def spill_compression(folder: Path, size: int) -> str:
+    """The compression of spill files in `folder` for rows of `size` bytes in memory:
+    ``"uncompressed"`` when the disk has `UNCOMPRESSED_ROOM` times that free, else ``"lz4"``."""
+    roomy = shutil.disk_usage(folder).free >= UNCOMPRESSED_ROOM * size
+    return "uncompressed" if roomy else "lz4"
+
+
+def scatter(
+    source: pl.LazyFrame, group: list[str], buckets: int, folder: Path, compression: str = "lz4"
+) -> None:
+    """Write `source`'s rows into `buckets` folders of Arrow IPC files by the hash of `group`
+    (`compression`: ``"lz4"`` or ``"uncompressed"``, `spill_compression`)."""
     try:
         # each bucket's writer holds one record batch: small ones keep the sink's memory
         # (`budget.scatter_bytes`) nearly that of its reader, whatever the buckets
         source.lazy().sink_ipc(
             pl.PartitionBy(folder, key=_bucket_of(group, buckets), include_key=False),
-            compression="lz4",
+            compression=compression,
             record_batch_size=SCATTER_BATCH_ROWS,
         )
     except (pl.exceptions.ComputeError, OSError) as exc:
@@ -635,15 +644,22 @@ def scatter(source: pl.LazyFrame, group: list[str], buckets: int, folder: Path) 
 
 def spilled_buckets(folder: Path, group: list[str], chunk_rows: int) -> Iterator:
     """Each bucket's rows, read back (in any order); a bucket of more than `chunk_rows` rows
-    read batch by batch and divided in memory into `_pieces` buckets of about that size."""
+    read batch by batch and divided in memory into `_pieces` buckets of about that size.
+
+    A bucket's files are removed once the next bucket is asked for (its pieces all taken,
+    and `_spilled_judgments` done with its row count): the removal of the spill is spread
+    over the evaluation, and files removed before the system wrote them out are never
+    written to disk."""
     for bucket in sorted(folder.glob(f"{_BUCKET}=*")):
         rows = pl.scan_ipc(sorted(bucket.glob("*.ipc")))
         n = _pieces(_bucket_rows(bucket), chunk_rows)
         if n <= 1:
             yield rows.collect()
-            continue
-        divided = _in_memory_buckets(rows, group, n, by_range=False, batch_rows=chunk_rows, level=2)
-        yield from _drain(divided)
+        else:
+            divided = _in_memory_buckets(rows, group, n, by_range=False, batch_rows=chunk_rows,
+                                         level=2)  # fmt: skip
+            yield from _drain(divided)
+        shutil.rmtree(bucket, ignore_errors=True)
 
 
 def _bucket_rows(bucket: Path) -> int:
