@@ -13,6 +13,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import preval
 from preval import (
@@ -645,3 +647,47 @@ def test_a_data_rule_of_a_curve_names_its_file(tmp_path: Path) -> None:
     path.write_text("query,doc,score,label\nq1,a,NaN,1\nq1,b,0.5,0\n")
     with pytest.raises(InvalidValueError, match=rf"^input {re.escape(str(path))}: .* NaN"):
         preval.curve(str(path)).collect()
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["d1", "d2", "d3", None])),
+        max_size=12,
+    )
+)
+def test_duplicate_counter_fires_whenever_a_pair_repeats(
+    pairs: list[tuple[str, str | None]],
+) -> None:
+    # the duplicate rule's per-query counter: nonzero exactly for the queries where a doc
+    # repeats (the rule's recount then gives the exact figure; distinct short ids do not
+    # collide here); null docs are the null-doc rule's, never a repeat
+    from preval import validate
+
+    (rule,) = [
+        r for r in validate.row_checks(has_doc=True, has_score=False, label_may_be_null=True,
+                                       has_pad=False, float_label=False)
+        if r.name == "duplicate"
+    ]  # fmt: skip
+    df = pl.DataFrame({"_q": [q for q, _ in pairs], "_d": [d for _, d in pairs]},
+                      schema={"_q": pl.String, "_d": pl.String})  # fmt: skip
+    got = dict(df.group_by("_q").agg(rule.count.alias("n")).iter_rows())
+    for query in {q for q, _ in pairs}:
+        docs = [d for q, d in pairs if q == query and d is not None]  # plain Python
+        assert (got[query] > 0) == (len(docs) != len(set(docs)))
+
+
+def test_a_signal_without_offenders_raises_nothing() -> None:
+    # a rule whose cheap counter fires but whose exact recount finds no offending group (a
+    # hash collision) is a false alarm: the checker passes the frame on without the counters
+    from preval import validate
+
+    rule = validate.Rule(
+        "duplicate", pl.lit(1), None, DuplicateError, "{n} rows repeat",
+        recount=lambda rows, keys: rows.filter(pl.lit(False)).select(
+            *keys, pl.lit(0).alias("n"), pl.lit("").alias("example")
+        ),
+    )  # fmt: skip
+    rows = pl.LazyFrame({"_q": ["q1", "q2"], "_d": ["d1", "d2"]})
+    stats = pl.DataFrame({"_q": ["q1", "q2"], "_chk_rows": [1, 1], "_chk_duplicate": [1, 1]})
+    check = validate.checker([rule], {"_q": "query"}, {"doc": "doc"}, "qrels", rows)
+    assert check(stats).columns == ["_q"]
