@@ -7,6 +7,7 @@ Each case runs the command as a user would and asserts the exit code, the one-li
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -593,3 +594,33 @@ def test_an_interrupt_between_two_renames_leaves_no_temporary_file(tmp_path: Pat
     os.replace = replace
     assert calls == [first]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]  # b's temporary file went
+
+
+def test_a_signal_while_a_spill_directory_is_removed_waits_for_the_removal(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # CI, 2026-11-27: SIGTERM arrived while the spill directory's finalizer removed it; the
+    # handler's exception was printed as "Exception ignored" with its traceback and the
+    # removal stopped half done. The handler now sends the signal again once the removal ends.
+    from preval import cli, spill
+
+    spilled = spill.SpillDirectory(dir=tmp_path)
+    (spilled.path / "bucket.ipc").write_bytes(b"rows")
+    resent, raised = [], []
+    rmtree = shutil.rmtree
+
+    def signalled_rmtree(path, *args, **kwargs):
+        try:
+            cli._terminate(signal.SIGTERM, sys._getframe())
+        except BaseException as exc:  # (the finalizer would print it and stop here)
+            raised.append(exc)
+        rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(cli, "_again", resent.append)
+    monkeypatch.setattr(spill.shutil, "rmtree", signalled_rmtree)
+    spilled.cleanup()
+    assert (resent, raised) == ([signal.SIGTERM], [])
+    assert list(tmp_path.iterdir()) == []
+    # anywhere else in preval's own code the signal ends the command at once
+    with pytest.raises(cli.Terminated):
+        cli._terminate(signal.SIGTERM, sys._getframe())

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import weakref
 from collections.abc import Sequence
 from types import FrameType
 
@@ -62,7 +63,7 @@ class Terminated(BaseException):
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    if _in_polars(frame):
+    if _in_polars(frame) or _in_finalizer(frame):
         _again(signum)
         return
     if signum == signal.SIGINT:
@@ -80,6 +81,21 @@ def _in_polars(frame: FrameType | None) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether the signal's handler runs inside a `weakref.finalize` callback (a spill
+    directory being removed, `preval.spill`). An exception raised there is printed as ignored,
+    with its traceback, and the removal is left half done; once it has ended, the signal ends
+    the command as anywhere else."""
+    while frame is not None:
+        if frame.f_code is _FINALIZE_CALL:
+            return True
+        frame = frame.f_back
+    return False
+
+
+_FINALIZE_CALL = weakref.finalize.__call__.__code__
 
 
 def _again(signum: int) -> None:
