@@ -55,7 +55,7 @@ class Terminated(BaseException):
     """SIGTERM (sent by `timeout`, job schedulers, container stops) or SIGHUP (a closed
     terminal, a dropped ssh session), raised in the main thread so that temporary files and
     spill directories are removed on the way out, as on Ctrl-C (raised as KeyboardInterrupt),
-    and never inside a function Polars called (`_in_polars`)."""
+    and never inside a function Polars called or a finalizer (`_deferred`)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -63,7 +63,7 @@ class Terminated(BaseException):
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    if _in_polars(frame) or _in_finalizer(frame):
+    if _deferred(frame):
         _again(signum)
         return
     if signum == signal.SIGINT:
@@ -71,25 +71,18 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 
-def _in_polars(frame: FrameType | None) -> bool:
-    """Whether Python runs code of Polars' (or a function Polars called: the checks that
-    `map_batches` runs) when the signal's handler runs. An exception raised there would be a
-    panic inside Polars, with its Rust backtrace, not an exception the command can clean up
-    after."""
+def _deferred(frame: FrameType | None) -> bool:
+    """Whether the signal's handler runs where an exception must not be raised, so that the
+    signal waits (`_again`):
+    - in Polars' code, or a function Polars called (the checks that `map_batches` runs): the
+      exception would be a panic inside Polars, with its Rust backtrace, not an exception the
+      command can clean up after;
+    - in a `weakref.finalize` callback (a spill directory being removed, `preval.spill`): the
+      exception would be printed as ignored, with its traceback, and the removal left half
+      done."""
     while frame is not None:
-        if f"{os.sep}polars{os.sep}" in frame.f_code.co_filename:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _in_finalizer(frame: FrameType | None) -> bool:
-    """Whether the signal's handler runs inside a `weakref.finalize` callback (a spill
-    directory being removed, `preval.spill`). An exception raised there is printed as ignored,
-    with its traceback, and the removal is left half done; once it has ended, the signal ends
-    the command as anywhere else."""
-    while frame is not None:
-        if frame.f_code is _FINALIZE_CALL:
+        code = frame.f_code
+        if code is _FINALIZE_CALL or f"{os.sep}polars{os.sep}" in code.co_filename:
             return True
         frame = frame.f_back
     return False
