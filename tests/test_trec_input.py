@@ -574,6 +574,29 @@ def test_set_f_default_is_beta_one(
     assert rows[("set_F", "q1")] == f"{float(_f(Fraction(1, 2), Fraction(2, 3), Fraction(1))):6.4f}"
 
 
+def test_set_f_rounds_as_trec_eval(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # q1: 3 of 10 retrieved relevant, R = 6; q2-q4: nothing relevant retrieved. trec_eval's
+    # (x + 1)·P·R / (x·P + R) gives q1 0.37499999999999994, so the mean of the 4 queries lies
+    # just below 0.09375 and prints 0.0937 (the simplified 2·tp / (R + n) = 0.375 gave 0.0938):
+    #   $ trec_eval -q -m set_F qrels run   (10.0-rc3)
+    #   set_F                 	q1	0.3750
+    #   ...
+    #   set_F                 	all	0.0937
+    qrels = "".join(f"q1 0 d{i} 1\n" for i in range(1, 7))
+    qrels += "".join(f"q{k} 0 x 1\n" for k in (2, 3, 4))
+    run = "".join(f"q1 Q0 d{i} {i} {20 - i} t\n" for i in range(1, 4))
+    run += "".join(f"q1 Q0 n{i} {i + 3} {10 - i} t\n" for i in range(1, 8))
+    run += "".join(f"q{k} Q0 y 1 1 t\n" for k in (2, 3, 4))
+    q, r = write(tmp_path / "qrels", qrels), write(tmp_path / "run", run)
+    for version in ("9", "10"):
+        rc, out, err = cli(capsys, "trec", "--trec-version", version, "-q", "-m", "set_F", q, r)
+        assert rc == 0, err
+        assert lines_of(out) == [
+            ("set_F", "q1", "0.3750"), ("set_F", "q2", "0.0000"), ("set_F", "q3", "0.0000"),
+            ("set_F", "q4", "0.0000"), ("set_F", "all", "0.0937"),
+        ]  # fmt: skip
+
+
 def test_iprec_at_recall_parameter_name(
     capsys: pytest.CaptureFixture[str], files: dict[str, Path]
 ) -> None:
