@@ -1049,10 +1049,17 @@ def _first_tag(path: Path) -> str | None:
     return None
 
 
+def run_tags(files: list[Path]) -> list[str | None]:
+    """The runid of each run file (the tag of its first run line), None for a file without
+    one (empty, or comments only)."""
+    files = [readable(f, "run") for f in files]  # (a named pipe is read once: its copy here)
+    return [_first_tag(f) if f.exists() else None for f in files]
+
+
 def run_names(files: list[Path]) -> list[str]:
     """The ``system`` of each run file: its runid, or its path when runids are not unique."""
     files = [readable(f, "run") for f in files]  # (a named pipe is read once: its copy here)
-    tags = [_first_tag(f) if f.exists() else None for f in files]
+    tags = run_tags(files)
     if len(set(tags)) == len(tags) and None not in tags:
         return [str(t) for t in tags]
     return [str(_shown(f)) for f in files]

@@ -265,7 +265,10 @@ def test_same_tag_cli_prefixes_lines_with_paths(
     assert rc == 0, err
     rows = lines_of(out)
     assert {r[0] for r in rows} == {str(files["a"]), str(copy)}
-    assert (str(copy), "runid", "all", str(copy)) in rows
+    # each block is trec_eval's output for its file, prefixed: the runid is the file's tag
+    # (trec_eval -c -m runid qrels.txt copy_of_a.run -> "runid                 \tall\trunA")
+    assert (str(copy), "runid", "all", "runA") in rows
+    assert (str(files["a"]), "runid", "all", "runA") in rows
     maps = {r[0]: r[3] for r in rows if r[1] == "map"}
     assert maps[str(files["a"])] == maps[str(copy)]
 

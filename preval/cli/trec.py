@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import polars as pl
 
@@ -160,12 +161,16 @@ def run(args: argparse.Namespace) -> int:
             ]
         sys.stdout.write(report.table(pl.DataFrame(rows)) + "\n")
         return 0
+    # a run named by its path (its tag is another run's too) prints its own tag as runid, as
+    # trec_eval does for the file alone; a file without a tag, or a table, its name
+    tags = io.run_tags([Path(p) for p in inputs.runs]) if inputs.runs else []
+    runids = {name: tag for name, tag in zip(names, tags, strict=True) if tag is not None}
     for name in names:
         shown = per_query_df.filter(pl.col("system") == name) if args.per_query else None
         if shown is not None and args.complete and args.trec_version < 10:
             shown = shown.filter(pl.col("_answered"))
         summary = None if args.no_summary else summary_df.filter(pl.col("system") == name)
         prefix = f"{name}\t" if len(names) > 1 else ""
-        for text in trec_eval.format_lines(shown, summary, lines, name):
+        for text in trec_eval.format_lines(shown, summary, lines, runids.get(name, name)):
             print(prefix + text)
     return 0
