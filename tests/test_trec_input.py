@@ -694,6 +694,8 @@ def test_several_runs_prefix_every_line_with_the_run_name(
         "q1 Q0 d1 1 0.9 run\n# note\nq1 Q0 d2 2 0.8\n",  # a short line after a comment
         "q1 Q0 d1 1 abc run\n",
         "q1 Q0 d#1 1 1e-3 run\nq#2 Q0 d1 1 5 run",  # no final newline; '#' inside ids
+        "\u00a0q1 Q0 d1 1 0.9 run\u2003\nq1 Q0 d2\u00a0 2 0.8 run\n",  # Unicode spaces: ids
+        "q1 Q0 d1 1 1_000 run\n",  # a number to Python's float(), not to Polars
     ],
 )
 def test_single_spaced_runs_read_as_the_split_reads_them(text: str, tmp_path, monkeypatch) -> None:
@@ -779,6 +781,40 @@ def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
     assert not io._single_spaced(path)
     assert not io._single_spaced(path, small=True)
     assert io.scan_run(path).collect()["doc"][0] == "d1"
+
+
+def test_only_trec_evals_blanks_separate_or_surround_fields(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # trec_eval splits at C's isspace (space, tab, vertical tab, form feed, CR): a no-break
+    # space is part of an id, also at a line's start, also when the file takes the split (two
+    # spaces on line 1); a vertical tab or form feed separates fields, also at a line's end.
+    #   $ trec_eval -q -m map -m num_ret qrels run   (10.0-rc3; the \xa0 line is query
+    #   "\xa01", in no qrels)
+    #   num_ret 1 2 / map 1 0.5000 / num_ret 2 1 / map 2 1.0000 / num_ret all 3 / map all 0.7500
+    qrels = write(tmp_path / "qrels", "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n")
+    run = "1  Q0 a 1 3 r\n1 Q0 b 2 2 r\n\u00a01 Q0 c 3 1 r\n2 Q0 a 1 1 r\n"
+    for text in (run, run.replace("1  Q0", "1 Q0")):  # the split, and the CSV reader
+        rc, out, err = cli(capsys, "trec", "-q", "-m", "map", "-m", "num_ret", qrels,
+                           write(tmp_path / "run", text))  # fmt: skip
+        assert rc == 0, err
+        assert lines_of(out) == [
+            ("num_ret", "1", "2"), ("map", "1", "0.5000"), ("num_ret", "2", "1"),
+            ("map", "2", "1.0000"), ("num_ret", "all", "3"), ("map", "all", "0.7500"),
+        ]  # fmt: skip
+    #   $ trec_eval -q -m map -m num_ret -m num_rel qv rv  (qv: "1 0 a 1\v" ..., rv below)
+    #   num_ret 1 2 / num_rel 1 1 / map 1 0.5000 / num_ret 2 1 / num_rel 2 1 / map 2 1.0000 /
+    #   num_ret all 3 / num_rel all 2 / map all 0.7500
+    qv = write(tmp_path / "qv", "1 0 a 1\v\n1 0 b 0\n2 0 a 1\n")
+    rv = write(tmp_path / "rv", "1 Q0 a 1 3\vr\n1 Q0 b 2\f4 r\n2 Q0 a 1 1 r\n")
+    assert not io._single_spaced(qv) and not io._single_spaced(rv, small=True)
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "map", "-m", "num_ret", "-m", "num_rel", qv, rv)
+    assert rc == 0, err
+    assert lines_of(out) == [
+        ("num_ret", "1", "2"), ("num_rel", "1", "1"), ("map", "1", "0.5000"),
+        ("num_ret", "2", "1"), ("num_rel", "2", "1"), ("map", "2", "1.0000"),
+        ("num_ret", "all", "3"), ("num_rel", "all", "2"), ("map", "all", "0.7500"),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("together_bytes", [2**28, 1])
