@@ -783,6 +783,31 @@ def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
     assert io.scan_run(path).collect()["doc"][0] == "d1"
 
 
+def test_relstring_n_of_an_unanswered_query_under_c_as_trec_eval_10(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # trec_eval 10 -c ranks one unjudged placeholder document for a judged query the run did
+    # not answer and clears relstring's string after, not relstring.N's (10.0-rc3):
+    #   $ trec_eval -q -c -m relstring.10 qr rr        $ trec_eval -q -c -m relstring qr rr
+    #   relstring_10 1 '1' / 2 '-' / 3 '-'             relstring 1 '1' / 2 '' / 3 ''
+    #   with -J (the placeholder unjudged, dropped): relstring_10 2 '' / 3 ''
+    qr = write(tmp_path / "qr", "1 0 a 1\n2 0 b 1\n3 0 c 0\n")
+    rr = write(tmp_path / "rr", "1 Q0 a 1 1 r\n")
+    want = {
+        ("relstring.10",): [("relstring_10", "1", "'1'"), ("relstring_10", "2", "'-'"),
+                            ("relstring_10", "3", "'-'")],
+        ("relstring",): [("relstring", "1", "'1'"), ("relstring", "2", "''"),
+                         ("relstring", "3", "''")],
+        ("relstring.10", "-J"): [("relstring_10", "1", "'1'"), ("relstring_10", "2", "''"),
+                                 ("relstring_10", "3", "''")],
+    }  # fmt: skip
+    for (measure, *more), lines in want.items():
+        args = ["trec", "--trec-version", "10", "-q", "-c", *more, "-m", measure, qr, rr]
+        rc, out, err = cli(capsys, *args)
+        assert rc == 0, err
+        assert lines_of(out) == lines
+
+
 def test_only_trec_evals_blanks_separate_or_surround_fields(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

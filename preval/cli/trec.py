@@ -135,6 +135,18 @@ def run(args: argparse.Namespace) -> int:
     per_query = plan.per_query(answered="_answered")
     measures_only = per_query.drop("_answered", *plan.string_names)
     per_query_df, summary_df = pl.collect_all([per_query, summarize(measures_only, by=by)])
+    if args.complete and args.trec_version >= 10 and not args.judged_only:
+        # trec_eval 10 -c evaluates a query the run did not answer as a ranking of one
+        # unjudged document, then empties the string of `relstring` but not of `relstring.N`
+        # (trec_eval.c clears the measure named "relstring" only): that one prints '-'
+        bogus = [
+            line.column for line in strings
+            if line.name != "relstring" and trec_eval.relstring_cutoff(line) > 0
+        ]  # fmt: skip
+        per_query_df = per_query_df.with_columns(
+            pl.when(pl.col("_answered")).then(pl.col(c)).otherwise(pl.lit("-")).alias(c)
+            for c in bogus
+        )
     if not by:  # a table without a system column: one run, named by its file
         names = [str(inputs.data)]
         per_query_df, summary_df = (
