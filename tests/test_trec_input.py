@@ -808,6 +808,19 @@ def test_relstring_n_of_an_unanswered_query_under_c_as_trec_eval_10(
         assert lines_of(out) == lines
 
 
+def test_relstring_of_a_label_beyond_int64_range_is_a_code(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a label above 9 is '>' (trec_eval's rule; trec_eval itself cannot evaluate a label this
+    # large: it sizes arrays by the largest label). The digit branch, computed on every row,
+    # failed its Int64 cast: "conversion from `f64` to `i64` failed in column '_l'".
+    qrels = write(tmp_path / "qrels", "1 0 a 9223372036854775807\n1 0 b 0\n")
+    run = write(tmp_path / "run", "1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n1 Q0 c 3 0 r\n")
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "relstring", qrels, run)
+    assert rc == 0, err
+    assert lines_of(out) == [("relstring", "1", "'>0-'")]
+
+
 def test_only_trec_evals_blanks_separate_or_surround_fields(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
