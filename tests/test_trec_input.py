@@ -783,6 +783,30 @@ def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
     assert io.scan_run(path).collect()["doc"][0] == "d1"
 
 
+def test_11pt_avg_sums_in_trec_evals_order(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # trec_eval sums a query's 11 interpolated precisions from recall 1.0 down to 0.0; summed
+    # from 0.0 up, q1's, q2's and q4's values differ in the last bit and their mean prints
+    # 0.3813 (the exact mean of the printed values is 0.38125):
+    #   $ trec_eval -q -m 11pt_avg qrels run   (10.0-rc3)
+    #   11pt_avg q1 0.7455 / q2 0.3068 / q3 0.0000 / q4 0.4727 / all 0.3812
+    cases = [([1, 1, 0, 0, 1], 4), ([0, 0, 1, 0, 0, 1, 0, 1], 4), ([0], 3), ([0, 1, 0, 0, 1, 0], 2)]
+    qrels, run = [], []
+    for i, (rels, num_rel) in enumerate(cases, start=1):
+        for k, rel in enumerate(rels, start=1):
+            run.append(f"q{i} Q0 d{k} {k} {100 - k} t\n")
+            qrels += [f"q{i} 0 d{k} 1\n"] if rel else []
+        qrels += [f"q{i} 0 u{j} 1\n" for j in range(num_rel - sum(rels))]  # not retrieved
+    q, r = write(tmp_path / "qrels", "".join(qrels)), write(tmp_path / "run", "".join(run))
+    rc, out, err = cli(capsys, "trec", "--trec-version", "10", "-q", "-m", "11pt_avg", q, r)
+    assert rc == 0, err
+    assert lines_of(out) == [
+        ("11pt_avg", "q1", "0.7455"), ("11pt_avg", "q2", "0.3068"), ("11pt_avg", "q3", "0.0000"),
+        ("11pt_avg", "q4", "0.4727"), ("11pt_avg", "all", "0.3812"),
+    ]  # fmt: skip
+
+
 def test_relstring_n_of_an_unanswered_query_under_c_as_trec_eval_10(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
