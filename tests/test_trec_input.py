@@ -783,6 +783,21 @@ def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
     assert io.scan_run(path).collect()["doc"][0] == "d1"
 
 
+def test_run_named_dash_is_standard_input(files: dict[str, Path]) -> None:
+    # as trec_eval: `trec_eval -c -m map qrels.txt - < a.run` reads the run from standard input
+    # and prints "map all 0.5185" (10.0-rc3), as with the file's name
+    args = [sys.executable, "-m", "preval", "trec", "-c", "-m", "map", str(files["qrels"])]
+    piped = subprocess.run(
+        [*args, "-"], input=RUN_A, capture_output=True, text=True, timeout=60, check=False
+    )
+    named = subprocess.run(
+        [*args, str(files["a"])], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == named.stdout
+    assert lines_of(piped.stdout) == [("map", "all", "0.5185")]
+
+
 def test_11pt_avg_sums_in_trec_evals_order(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
