@@ -693,11 +693,16 @@ def reads_by_range(source: Source) -> bool:
 
 # --- TREC files --------------------------------------------------------------------------------
 # A run line is `qid Q0 docno rank score tag`, a qrels line `qid iter docno rel`, fields separated
-# by any run of spaces or tabs. Lines whose first non-blank character is '#' and blank lines are
-# skipped (trec_eval 10 reads commented qrels; a '#' inside a docno is part of it). The rank and
-# iter fields are read and ignored, as trec_eval does. Gzip files are read transparently.
+# by any run of spaces or tabs (trec_eval's `BLANKS`). Lines whose first non-blank character is
+# '#' and blank lines are skipped (trec_eval 10 reads commented qrels; a '#' inside a docno is
+# part of it). The rank and iter fields are read and ignored, as trec_eval does. Gzip files are
+# read transparently.
 
 _LINE, _NO, _BAD, _ODD = "_text", "_lineno", "_malformed", "_control"
+# trec_eval's blanks (C's isspace but the line end): they separate fields, anything else
+# (a no-break space, an em space) is part of an id, as in trec_eval
+BLANKS = " \t\v\f"
+_BLANK_RUN = re.compile(r"[ \t\v\f\r\n]+")
 RUN_FIELDS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_FIELDS = ("query", "iter", "doc", "label")
 
@@ -856,8 +861,9 @@ def _separated_by(path: Path, blank: bytes, other: bytes, *, small: bool) -> boo
         return False
 
     def clean(last: bytes, block: bytes) -> bool:
-        # (a NUL or a carriage return: the checked path refuses it, naming the line)
-        if other in block or b"\r" in block or b"\x00" in block:
+        # (a NUL or a carriage return: the checked path refuses it, naming the line; a vertical
+        # tab or form feed separates fields for trec_eval, not for the CSV reader)
+        if any(byte in block for byte in (other, b"\r", b"\x00", b"\v", b"\f")):
             return False
         return not _pairs_of_blanks(last + block, small=small, blank=blank)
 
@@ -921,11 +927,13 @@ def _trec_fields_split(path: Path, fields: tuple[str, ...], what: str = "input")
     # `[ \t]+` does, is several times slower. split_exact keeps one field past the expected
     # ones (non-null: too many fields) and drops the rest, faster than splitn, which keeps the
     # remainder
-    blanks = pl.when(line.str.contains_any(["\t", "  "])).then(
-        line.str.replace_all(r"[ \t]{2,}|\t", " ")
+    blanks = pl.when(line.str.contains_any(["\t", "  ", "\v", "\f"])).then(
+        line.str.replace_all(r"[ \t\v\f]{2,}|[\t\v\f]", " ")
     )
     parts = blanks.otherwise(line).str.split_exact(" ", len(fields))
-    stripped = line.str.strip_chars()
+    # (trec_eval's blanks and a CRLF's carriage return: not Unicode's white space, which
+    # strip_chars() would take from a first or last id)
+    stripped = line.str.strip_chars(BLANKS + "\r")
     if _starts_with_bom(path, what):  # (Windows editors write one): no part of the first id
         stripped = stripped.str.strip_chars_start("\ufeff")
     return (
@@ -939,11 +947,11 @@ def _trec_fields_split(path: Path, fields: tuple[str, ...], what: str = "input")
 
 def _not_a_number(content: str, fields: tuple[str, ...], numeric: dict[str, None]) -> str:
     """The rule a line's numeric field breaks: a score is a number, a relevance an integer."""
-    values = dict(zip(fields, content.split(), strict=False))
+    values = dict(zip(fields, _blank_split(content), strict=False))
     for name in numeric:
-        try:
-            float(values.get(name, ""))
-        except ValueError:
+        # (Polars' parser, which read the field: Python's float() takes "1_000" and other
+        # digits than ASCII's)
+        if pl.Series([values.get(name, "")]).cast(pl.Float64, strict=False).is_null().any():
             return f"field {name} {values.get(name)!r} is not a number"
         if name == "label":
             return f"field label {values[name]!r} is not an integer (trec_eval reads integers)"
@@ -965,7 +973,7 @@ def _line_checker(
         if bad.height:
             lineno = bad[_NO].min()
             content = _read_line(path, lineno)
-            n_fields = len(content.split())
+            n_fields = len(_blank_split(content))
             rule = (
                 _control_rule(content)
                 or (
@@ -983,6 +991,12 @@ def _line_checker(
         return df.drop(_NO, _BAD)
 
     return check
+
+
+def _blank_split(text: str) -> list[str]:
+    """`text`'s fields, split at runs of trec_eval's blanks (`BLANKS`, and a line's end: a
+    line read with its newline, a CRLF line's carriage return)."""
+    return [field for field in _BLANK_RUN.split(text) if field]
 
 
 def _control_rule(content: str) -> str | None:
@@ -1041,7 +1055,7 @@ def _first_tag(path: Path) -> str | None:
     try:
         with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:
             for line in fh:
-                parts = line.split()
+                parts = _blank_split(line)
                 if parts and not parts[0].startswith("#"):
                     return parts[5] if len(parts) >= len(RUN_FIELDS) else None
     except (OSError, EOFError, zlib.error):  # the read of the run says what is wrong, by name
@@ -1049,10 +1063,17 @@ def _first_tag(path: Path) -> str | None:
     return None
 
 
+def run_tags(files: list[Path]) -> list[str | None]:
+    """The runid of each run file (the tag of its first run line), None for a file without
+    one (empty, or comments only)."""
+    files = [readable(f, "run") for f in files]  # (a named pipe is read once: its copy here)
+    return [_first_tag(f) if f.exists() else None for f in files]
+
+
 def run_names(files: list[Path]) -> list[str]:
     """The ``system`` of each run file: its runid, or its path when runids are not unique."""
     files = [readable(f, "run") for f in files]  # (a named pipe is read once: its copy here)
-    tags = [_first_tag(f) if f.exists() else None for f in files]
+    tags = run_tags(files)
     if len(set(tags)) == len(tags) and None not in tags:
         return [str(t) for t in tags]
     return [str(_shown(f)) for f in files]

@@ -418,11 +418,13 @@ class Ranking:
         if self.depth is None and not self.judged_only:  # ranked rows come first: read k
             label, ranked = label.head(k), ranked.head(k)
         label = label.filter(ranked).head(k)
+        # (every branch is computed on every row: the digit's is clipped, or a label beyond
+        # Int64's range, which the '>' branch takes, fails the cast)
         code = (
             pl.when(label > 9)
             .then(pl.lit(">"))
             .when(label >= 0)
-            .then(label.cast(pl.Int64).cast(pl.String))
+            .then(label.clip(0, 9).cast(pl.Int64).cast(pl.String))
             .when(label.is_null())
             .then(pl.lit("-"))
             .otherwise(pl.lit("."))

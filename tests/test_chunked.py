@@ -493,16 +493,18 @@ def test_judgments_of_a_chunk_by_binary_search(judged, asked) -> None:
 
 
 def test_presorted_plans_divide_as_the_sorted_plan() -> None:
-    # F(beta=0.5)@3 = 1.25 * 1 / (0.25 * 2 + 3) = 1.25 / 3.5, which differs in the last bit from
-    # 1.25 * (1 / 3.5): Polars took the reciprocal in the presorted plan's groups (two systems,
-    # one row each) until ranking._safe_div made the divisor a column of the numerator's length
+    # F(beta=2)@3 = 5·P·R / (4·P + R) with P = 1/3, R = 1/2 (trec_eval's order of operations),
+    # 0.45454545454545453, which differs in the last bit from a product with the reciprocal of
+    # the divisor, 0.4545454545454546 (so did F(beta=0.5)@3 of the former 1.25 / 3.5): Polars took
+    # the reciprocal in the presorted plan's groups (two systems, one row each) until
+    # ranking._safe_div made the divisor a column of the numerator's length
     run = pl.DataFrame(
         {"system": ["s1", "s2"], "query": ["q2", "q2"], "doc": ["d0", "d0"], "score": [0.0, 0.0]}
     )
     qrels = pl.DataFrame(
         {"query": ["q1", "q2", "q2"], "doc": ["d0", "d0", "d1"], "label": [-1, 1, 1]}
     )
-    measure = "F(beta=0.5)@3"
+    measure = "F(beta=2)@3"
     base = build_plan(run, [measure], qrels=qrels, by="system")
     plans = [
         base,
@@ -512,7 +514,10 @@ def test_presorted_plans_divide_as_the_sorted_plan() -> None:
     for plan in plans:
         for engine in ("in-memory", "streaming"):
             values = plan.per_query().collect(engine=engine)
-            assert values.filter(query="q2")[measure].to_list() == [1.25 / 3.5] * 2
+            p, r = 1 / 3, 1 / 2
+            want = 5.0 * p * r / (4.0 * p + r)
+            assert want != 5.0 * p * r * (1 / (4.0 * p + r))
+            assert values.filter(query="q2")[measure].to_list() == [want] * 2
     assert_same(chunks.collect_chunked(plans[0], chunk_rows=1), plans[0])
 
 

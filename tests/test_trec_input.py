@@ -265,7 +265,10 @@ def test_same_tag_cli_prefixes_lines_with_paths(
     assert rc == 0, err
     rows = lines_of(out)
     assert {r[0] for r in rows} == {str(files["a"]), str(copy)}
-    assert (str(copy), "runid", "all", str(copy)) in rows
+    # each block is trec_eval's output for its file, prefixed: the runid is the file's tag
+    # (trec_eval -c -m runid qrels.txt copy_of_a.run -> "runid                 \tall\trunA")
+    assert (str(copy), "runid", "all", "runA") in rows
+    assert (str(files["a"]), "runid", "all", "runA") in rows
     maps = {r[0]: r[3] for r in rows if r[1] == "map"}
     assert maps[str(files["a"])] == maps[str(copy)]
 
@@ -574,6 +577,29 @@ def test_set_f_default_is_beta_one(
     assert rows[("set_F", "q1")] == f"{float(_f(Fraction(1, 2), Fraction(2, 3), Fraction(1))):6.4f}"
 
 
+def test_set_f_rounds_as_trec_eval(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # q1: 3 of 10 retrieved relevant, R = 6; q2-q4: nothing relevant retrieved. trec_eval's
+    # (x + 1)·P·R / (x·P + R) gives q1 0.37499999999999994, so the mean of the 4 queries lies
+    # just below 0.09375 and prints 0.0937 (the simplified 2·tp / (R + n) = 0.375 gave 0.0938):
+    #   $ trec_eval -q -m set_F qrels run   (10.0-rc3)
+    #   set_F                 	q1	0.3750
+    #   ...
+    #   set_F                 	all	0.0937
+    qrels = "".join(f"q1 0 d{i} 1\n" for i in range(1, 7))
+    qrels += "".join(f"q{k} 0 x 1\n" for k in (2, 3, 4))
+    run = "".join(f"q1 Q0 d{i} {i} {20 - i} t\n" for i in range(1, 4))
+    run += "".join(f"q1 Q0 n{i} {i + 3} {10 - i} t\n" for i in range(1, 8))
+    run += "".join(f"q{k} Q0 y 1 1 t\n" for k in (2, 3, 4))
+    q, r = write(tmp_path / "qrels", qrels), write(tmp_path / "run", run)
+    for version in ("9", "10"):
+        rc, out, err = cli(capsys, "trec", "--trec-version", version, "-q", "-m", "set_F", q, r)
+        assert rc == 0, err
+        assert lines_of(out) == [
+            ("set_F", "q1", "0.3750"), ("set_F", "q2", "0.0000"), ("set_F", "q3", "0.0000"),
+            ("set_F", "q4", "0.0000"), ("set_F", "all", "0.0937"),
+        ]  # fmt: skip
+
+
 def test_iprec_at_recall_parameter_name(
     capsys: pytest.CaptureFixture[str], files: dict[str, Path]
 ) -> None:
@@ -668,6 +694,8 @@ def test_several_runs_prefix_every_line_with_the_run_name(
         "q1 Q0 d1 1 0.9 run\n# note\nq1 Q0 d2 2 0.8\n",  # a short line after a comment
         "q1 Q0 d1 1 abc run\n",
         "q1 Q0 d#1 1 1e-3 run\nq#2 Q0 d1 1 5 run",  # no final newline; '#' inside ids
+        "\u00a0q1 Q0 d1 1 0.9 run\u2003\nq1 Q0 d2\u00a0 2 0.8 run\n",  # Unicode spaces: ids
+        "q1 Q0 d1 1 1_000 run\n",  # a number to Python's float(), not to Polars
     ],
 )
 def test_single_spaced_runs_read_as_the_split_reads_them(text: str, tmp_path, monkeypatch) -> None:
@@ -753,6 +781,117 @@ def test_other_spacing_takes_the_split(text: str, tmp_path) -> None:
     assert not io._single_spaced(path)
     assert not io._single_spaced(path, small=True)
     assert io.scan_run(path).collect()["doc"][0] == "d1"
+
+
+def test_run_named_dash_is_standard_input(files: dict[str, Path]) -> None:
+    # as trec_eval: `trec_eval -c -m map qrels.txt - < a.run` reads the run from standard input
+    # and prints "map all 0.5185" (10.0-rc3), as with the file's name
+    args = [sys.executable, "-m", "preval", "trec", "-c", "-m", "map", str(files["qrels"])]
+    piped = subprocess.run(
+        [*args, "-"], input=RUN_A, capture_output=True, text=True, timeout=60, check=False
+    )
+    named = subprocess.run(
+        [*args, str(files["a"])], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == named.stdout
+    assert lines_of(piped.stdout) == [("map", "all", "0.5185")]
+
+
+def test_11pt_avg_sums_in_trec_evals_order(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # trec_eval sums a query's 11 interpolated precisions from recall 1.0 down to 0.0; summed
+    # from 0.0 up, q1's, q2's and q4's values differ in the last bit and their mean prints
+    # 0.3813 (the exact mean of the printed values is 0.38125):
+    #   $ trec_eval -q -m 11pt_avg qrels run   (10.0-rc3)
+    #   11pt_avg q1 0.7455 / q2 0.3068 / q3 0.0000 / q4 0.4727 / all 0.3812
+    cases = [([1, 1, 0, 0, 1], 4), ([0, 0, 1, 0, 0, 1, 0, 1], 4), ([0], 3), ([0, 1, 0, 0, 1, 0], 2)]
+    qrels, run = [], []
+    for i, (rels, num_rel) in enumerate(cases, start=1):
+        for k, rel in enumerate(rels, start=1):
+            run.append(f"q{i} Q0 d{k} {k} {100 - k} t\n")
+            qrels += [f"q{i} 0 d{k} 1\n"] if rel else []
+        qrels += [f"q{i} 0 u{j} 1\n" for j in range(num_rel - sum(rels))]  # not retrieved
+    q, r = write(tmp_path / "qrels", "".join(qrels)), write(tmp_path / "run", "".join(run))
+    rc, out, err = cli(capsys, "trec", "--trec-version", "10", "-q", "-m", "11pt_avg", q, r)
+    assert rc == 0, err
+    assert lines_of(out) == [
+        ("11pt_avg", "q1", "0.7455"), ("11pt_avg", "q2", "0.3068"), ("11pt_avg", "q3", "0.0000"),
+        ("11pt_avg", "q4", "0.4727"), ("11pt_avg", "all", "0.3812"),
+    ]  # fmt: skip
+
+
+def test_relstring_n_of_an_unanswered_query_under_c_as_trec_eval_10(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # trec_eval 10 -c ranks one unjudged placeholder document for a judged query the run did
+    # not answer and clears relstring's string after, not relstring.N's (10.0-rc3):
+    #   $ trec_eval -q -c -m relstring.10 qr rr        $ trec_eval -q -c -m relstring qr rr
+    #   relstring_10 1 '1' / 2 '-' / 3 '-'             relstring 1 '1' / 2 '' / 3 ''
+    #   with -J (the placeholder unjudged, dropped): relstring_10 2 '' / 3 ''
+    qr = write(tmp_path / "qr", "1 0 a 1\n2 0 b 1\n3 0 c 0\n")
+    rr = write(tmp_path / "rr", "1 Q0 a 1 1 r\n")
+    want = {
+        ("relstring.10",): [("relstring_10", "1", "'1'"), ("relstring_10", "2", "'-'"),
+                            ("relstring_10", "3", "'-'")],
+        ("relstring",): [("relstring", "1", "'1'"), ("relstring", "2", "''"),
+                         ("relstring", "3", "''")],
+        ("relstring.10", "-J"): [("relstring_10", "1", "'1'"), ("relstring_10", "2", "''"),
+                                 ("relstring_10", "3", "''")],
+    }  # fmt: skip
+    for (measure, *more), lines in want.items():
+        args = ["trec", "--trec-version", "10", "-q", "-c", *more, "-m", measure, qr, rr]
+        rc, out, err = cli(capsys, *args)
+        assert rc == 0, err
+        assert lines_of(out) == lines
+
+
+def test_relstring_of_a_label_beyond_int64_range_is_a_code(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a label above 9 is '>' (trec_eval's rule; trec_eval itself cannot evaluate a label this
+    # large: it sizes arrays by the largest label). The digit branch, computed on every row,
+    # failed its Int64 cast: "conversion from `f64` to `i64` failed in column '_l'".
+    qrels = write(tmp_path / "qrels", "1 0 a 9223372036854775807\n1 0 b 0\n")
+    run = write(tmp_path / "run", "1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n1 Q0 c 3 0 r\n")
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "relstring", qrels, run)
+    assert rc == 0, err
+    assert lines_of(out) == [("relstring", "1", "'>0-'")]
+
+
+def test_only_trec_evals_blanks_separate_or_surround_fields(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # trec_eval splits at C's isspace (space, tab, vertical tab, form feed, CR): a no-break
+    # space is part of an id, also at a line's start, also when the file takes the split (two
+    # spaces on line 1); a vertical tab or form feed separates fields, also at a line's end.
+    #   $ trec_eval -q -m map -m num_ret qrels run   (10.0-rc3; the \xa0 line is query
+    #   "\xa01", in no qrels)
+    #   num_ret 1 2 / map 1 0.5000 / num_ret 2 1 / map 2 1.0000 / num_ret all 3 / map all 0.7500
+    qrels = write(tmp_path / "qrels", "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n")
+    run = "1  Q0 a 1 3 r\n1 Q0 b 2 2 r\n\u00a01 Q0 c 3 1 r\n2 Q0 a 1 1 r\n"
+    for text in (run, run.replace("1  Q0", "1 Q0")):  # the split, and the CSV reader
+        rc, out, err = cli(capsys, "trec", "-q", "-m", "map", "-m", "num_ret", qrels,
+                           write(tmp_path / "run", text))  # fmt: skip
+        assert rc == 0, err
+        assert lines_of(out) == [
+            ("num_ret", "1", "2"), ("map", "1", "0.5000"), ("num_ret", "2", "1"),
+            ("map", "2", "1.0000"), ("num_ret", "all", "3"), ("map", "all", "0.7500"),
+        ]  # fmt: skip
+    #   $ trec_eval -q -m map -m num_ret -m num_rel qv rv  (qv: "1 0 a 1\v" ..., rv below)
+    #   num_ret 1 2 / num_rel 1 1 / map 1 0.5000 / num_ret 2 1 / num_rel 2 1 / map 2 1.0000 /
+    #   num_ret all 3 / num_rel all 2 / map all 0.7500
+    qv = write(tmp_path / "qv", "1 0 a 1\v\n1 0 b 0\n2 0 a 1\n")
+    rv = write(tmp_path / "rv", "1 Q0 a 1 3\vr\n1 Q0 b 2\f4 r\n2 Q0 a 1 1 r\n")
+    assert not io._single_spaced(qv) and not io._single_spaced(rv, small=True)
+    rc, out, err = cli(capsys, "trec", "-q", "-m", "map", "-m", "num_ret", "-m", "num_rel", qv, rv)
+    assert rc == 0, err
+    assert lines_of(out) == [
+        ("num_ret", "1", "2"), ("num_rel", "1", "1"), ("map", "1", "0.5000"),
+        ("num_ret", "2", "1"), ("num_rel", "2", "1"), ("map", "2", "1.0000"),
+        ("num_ret", "all", "3"), ("num_rel", "all", "2"), ("map", "all", "0.7500"),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("together_bytes", [2**28, 1])

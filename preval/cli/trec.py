@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import polars as pl
 
@@ -41,8 +42,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "runs",
         nargs="+",
         metavar="run",
-        help="run file(s): qid Q0 docno rank sim tag; or one table with query, doc, score "
-        "columns (each value of a system column a run, else the file one run)",
+        help="run file(s): qid Q0 docno rank sim tag (- for standard input); or one table with "
+        "query, doc, score columns (each value of a system column a run, else the file one run)",
     )
     tr.add_argument(
         "-m",
@@ -113,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
     measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
     # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone
     measures = measures or ["NumQ"]
-    inputs = common.read_inputs(args.runs, args.qrels, args.input_format, empty_runs=True)
+    # trec_eval reads the run from standard input when its name is "-"
+    runs = ["/dev/stdin" if path == "-" else path for path in args.runs]
+    inputs = common.read_inputs(runs, args.qrels, args.input_format, empty_runs=True)
     names, by = list(inputs.names), ["system"]
     if not inputs.runs:  # a table: each value of its system column is a run, else the file
         columns = io.scan(inputs.data, what="run").collect_schema().names()
@@ -134,6 +137,18 @@ def run(args: argparse.Namespace) -> int:
     per_query = plan.per_query(answered="_answered")
     measures_only = per_query.drop("_answered", *plan.string_names)
     per_query_df, summary_df = pl.collect_all([per_query, summarize(measures_only, by=by)])
+    if args.complete and args.trec_version >= 10 and not args.judged_only:
+        # trec_eval 10 -c evaluates a query the run did not answer as a ranking of one
+        # unjudged document, then empties the string of `relstring` but not of `relstring.N`
+        # (trec_eval.c clears the measure named "relstring" only): that one prints '-'
+        bogus = [
+            line.column for line in strings
+            if line.name != "relstring" and trec_eval.relstring_cutoff(line) > 0
+        ]  # fmt: skip
+        per_query_df = per_query_df.with_columns(
+            pl.when(pl.col("_answered")).then(pl.col(c)).otherwise(pl.lit("-")).alias(c)
+            for c in bogus
+        )
     if not by:  # a table without a system column: one run, named by its file
         names = [str(inputs.data)]
         per_query_df, summary_df = (
@@ -160,12 +175,16 @@ def run(args: argparse.Namespace) -> int:
             ]
         sys.stdout.write(report.table(pl.DataFrame(rows)) + "\n")
         return 0
+    # a run named by its path (its tag is another run's too) prints its own tag as runid, as
+    # trec_eval does for the file alone; a file without a tag, or a table, its name
+    tags = io.run_tags([Path(p) for p in inputs.runs]) if inputs.runs else []
+    runids = {name: tag for name, tag in zip(names, tags, strict=True) if tag is not None}
     for name in names:
         shown = per_query_df.filter(pl.col("system") == name) if args.per_query else None
         if shown is not None and args.complete and args.trec_version < 10:
             shown = shown.filter(pl.col("_answered"))
         summary = None if args.no_summary else summary_df.filter(pl.col("system") == name)
         prefix = f"{name}\t" if len(names) > 1 else ""
-        for text in trec_eval.format_lines(shown, summary, lines, name):
+        for text in trec_eval.format_lines(shown, summary, lines, runids.get(name, name)):
             print(prefix + text)
     return 0

@@ -67,10 +67,12 @@ def eleven_point(r: Ranking, s: Spec) -> pl.Expr:
     Each IPrec follows the cutoff rule of the trec_eval version (see IPrec). 0 when R = 0.
     """
     level = s.level(r.default_level)
-    # Summed left to right, as trec_eval does: the optimizer may re-associate a chain of `+`
-    # (and sum_horizontal fixes no order), so the last bit would depend on the plan. A prefix
-    # sum is sequential by definition.
-    points = pl.concat_list([_iprec(r, level, i / 10) for i in range(11)])
+    # Summed in trec_eval's order, from IPrec@1 down to IPrec@0 (m_11pt_avg.c walks its
+    # cutoffs from the last): the last bit differs otherwise, and a mean can print differently
+    # (0.3813 for trec_eval's 0.3812, tests/test_trec_input.py). The optimizer may re-associate
+    # a chain of `+` (and sum_horizontal fixes no order); a prefix sum is sequential by
+    # definition.
+    points = pl.concat_list([_iprec(r, level, i / 10) for i in range(10, -1, -1)])
     return r.divide(points.list.eval(pl.element().cum_sum()).list.last(), 11)
 
 

@@ -152,7 +152,17 @@ def f_measure(r: Ranking, s: Spec) -> pl.Expr:
     """
     level, beta2 = s.level(r.default_level), s.param("beta") ** 2
     k = r.num_ret if s.cutoff is None else pl.lit(s.cutoff)
-    return r.safe_div((1.0 + beta2) * r.hits(level, s.cutoff), beta2 * r.num_rel(level) + k)
+    return _f(r, r.hits(level, s.cutoff), k, r.num_rel(level), beta2)
+
+
+def _f(r: Ranking, tp: pl.Expr, returned: pl.Expr, R: pl.Expr, weight: float) -> pl.Expr:
+    """(x + 1)·P·Rc / (x·P + Rc) with P = tp/returned, Rc = tp/R and x = `weight`, in
+    trec_eval's order of operations (m_set_F.c): the simplified (x + 1)·tp / (x·R + returned)
+    rounds differently (tp = 3, 10 returned, R = 6: 0.375 against trec_eval's
+    0.37499999999999994, whose mean over 4 queries prints 0.0938, not trec_eval's 0.0937).
+    0 when tp = 0."""
+    precision, recall = r.safe_div(tp, returned), r.safe_div(tp, R)
+    return r.safe_div((weight + 1.0) * precision * recall, weight * precision + recall)
 
 
 @measure(
@@ -240,7 +250,7 @@ def set_f(r: Ranking, s: Spec) -> pl.Expr:
     else:
         weight = s.param("beta")
     tp, fp, R, _ = _set_counts(r, s)
-    return r.safe_div((1.0 + weight) * tp, weight * R + tp + fp)
+    return _f(r, tp, tp + fp, R, weight)
 
 
 @measure(
