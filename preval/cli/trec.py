@@ -177,8 +177,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # a run named by its path (its tag is another run's too) prints its own tag as runid, as
     # trec_eval does for the file alone; a file without a tag, or a table, its name
-    tags = io.run_tags([Path(p) for p in inputs.runs]) if inputs.runs else []
-    runids = {name: tag for name, tag in zip(names, tags, strict=True) if tag is not None}
+    runids = {}
+    if inputs.runs:  # (TREC files, one name each; a table's runs are its system values)
+        tags = io.run_tags([Path(p) for p in inputs.runs])
+        runids = {name: tag for name, tag in zip(names, tags, strict=True) if tag is not None}
     for name in names:
         shown = per_query_df.filter(pl.col("system") == name) if args.per_query else None
         if shown is not None and args.complete and args.trec_version < 10:
