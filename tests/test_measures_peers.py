@@ -147,6 +147,40 @@ def test_ranx_names_give_ranx_numbers() -> None:
     check_ranx(RANX)
 
 
+# ranx 0.3.21's relevance-level suffix, same run: evaluate(Qrels(RANX_QRELS), run, [names])
+RANX_LEVELS = {
+    "map-l2": (0.7, 0.3333333333333333, 0.3333333333333333),
+    "precision@5-l2": (0.4, 0.2, 0.2),
+    "recall@5-l2": (1.0, 1.0, 0.5),
+    "mrr-l2": (1.0, 0.3333333333333333, 0.3333333333333333),
+    "hit_rate@2-l2": (1.0, 0.0, 0.0),
+    "ndcg@5-l2": (0.7415914148287854, 0.5, 0.38009376671593426),
+    "ndcg@5-l3": (0.38685280723454163, 0.0, 0.5),
+    "dcg@5-l2": (3.160558421703625, 1.0, 2.0),
+    "map@5-l3": (0.2, 0.0, 0.3333333333333333),
+}
+
+
+@pytest.mark.parametrize("name", list(RANX_LEVELS))
+def test_ranx_level_suffix_is_refused_naming_the_request_with_ranx_numbers(name: str) -> None:
+    # map-l2 used to be answered "did you mean 'AP@2'?": a cutoff, not a level, and another
+    # number; the request the error names now gives ranx's number
+    with pytest.raises(preval.MeasureError) as info:
+        preval.measures.parse(name)
+    msg = str(info.value)
+    assert "ranx's relevance-level suffix" in msg and "\n" not in msg
+    meant = msg.split("; write '")[1].split("'")[0]
+    got = values(RANX_RUN, RANX_QRELS, [meant], table=True)
+    column = preval.measures.parse(meant).name
+    for q, v in zip(("q1", "q2", "q3"), RANX_LEVELS[name], strict=True):
+        assert got[q][column] == pytest.approx(v, abs=1e-12), (name, meant, q)
+
+
+def test_ranx_level_suffix_without_a_preval_spelling() -> None:
+    with pytest.raises(preval.MeasureError, match="no spelling of ndcg_burges at a relevance"):
+        preval.measures.parse("ndcg_burges@10-l2")
+
+
 def test_ranx_hits_is_averaged_num_rel_ret_summed() -> None:
     got = values(RANX_RUN, RANX_QRELS, ["hits@5", "NumRelRet"])
     per_query = pl.DataFrame(list(got.values()))

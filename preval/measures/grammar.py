@@ -87,6 +87,9 @@ def parse(text: str, *, hint: bool = True) -> Spec:
     ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
     if ranx_rbp:
         raw = f"RBP(p=0.{ranx_rbp[1]},gain=label)"
+    ranx_level = _RANX_LEVEL.match(raw)
+    if ranx_level and ranx_level["name"].lower() in _ALIASES:
+        raise MeasureError(_ranx_level_message(text, ranx_level))
     trec = _TREC.match(raw) or _MLLIB.match(raw)
     if trec:
         raw = f"{trec['name']}@{trec['cutoff']}"
@@ -121,6 +124,36 @@ def parse(text: str, *, hint: bool = True) -> Spec:
         raise MeasureError(msg) from exc
     ideal_keys(spec)  # raises now, not in the plan, when gains= and dcg= are both given
     return spec
+
+
+# ranx's relevance-level suffix: precision@10-l2, map-l2, ndcg@10-l2
+_RANX_LEVEL = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)(?:@(?P<cutoff>[0-9]+))?-l(?P<level>[0-9]+)$"
+)
+
+
+def _ranx_level_message(text: str, m: re.Match[str]) -> str:
+    """The error for ranx's ``-lN`` suffix, with the preval request that gives ranx's number.
+
+    The suffix is not read as an alias: a guess at the name without it (``map-l2``: 'AP@2')
+    would give another number silently. ranx counts a document relevant at level N when its
+    label is >= N, which is ``rel=N``; its nDCG and DCG at level N drop the gains of the lower
+    grades (``gains={1:0,...,N-1:0}``; checked against ranx 0.3.21, tests/test_measures_peers).
+    """
+    name, level = m["name"], int(m["level"])
+    measure = CATALOGUE[_ALIASES[name.lower()]].name
+    cutoff = f"@{m['cutoff']}" if m["cutoff"] else ""
+    head = f"{text!r} ends with ranx's relevance-level suffix -l{level}, which preval does not read"
+    if measure in ("nDCG", "DCG"):
+        zeros = ",".join(f"{g}:0" for g in range(1, level))
+        found = _parsed([f"{name}(gains={{{zeros}}}){cutoff}" if zeros else f"{name}{cutoff}"])
+        meaning = f"grades below {level} gain 0, as in ranx"
+    else:
+        found = _parsed([f"{name}(rel={level}){cutoff}"])
+        meaning = f"a label >= {level} is relevant, as in ranx"
+    if found:
+        return f"{head}; write {found[0]!r} ({meaning})"
+    return f"{head}; preval has no spelling of {name} at a relevance level"
 
 
 # the cutoff fused into the name: nDCG10, P10, map_cut10, Ndcg_10, nDCG(rel=2)10, IPrec0.5
