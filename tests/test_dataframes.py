@@ -129,3 +129,21 @@ def test_anything_else_is_refused_by_its_type(obj: object, kind: str) -> None:
     with pytest.raises(preval.InputError, match="qrels: cannot read an object of type"):
         preval.evaluate(pl.DataFrame({"query": ["q"], "doc": ["d"], "score": [1.0]}), ["AP"],
                         qrels=obj)  # fmt: skip
+
+
+def test_pandas_nan_is_pandas_missing_value() -> None:
+    # pandas writes a missing value as NaN (run.merge(qrels, how="outer") does so): read as
+    # null, a NaN score is a document not retrieved, a NaN label an unjudged one
+    # (docs/semantics.md, Input shapes). Worked example, ranked a, c (b not retrieved):
+    # a relevant at rank 1, b relevant but not retrieved, c unjudged: AP = (1/1) / 2 = 0.5,
+    # NumRet 2, NumRel 2; a Polars NaN is refused instead.
+    pd = pytest.importorskip("pandas")
+    nan = float("nan")
+    frame = pd.DataFrame(
+        {"query": ["1"] * 3, "doc": ["a", "b", "c"], "score": [3.0, nan, 1.0],
+         "label": [1.0, 1.0, nan]}
+    )  # fmt: skip
+    got = preval.evaluate(frame, ["AP", "NumRet", "NumRel"]).collect()
+    assert got.rows() == [("1", 0.5, 2, 2)]
+    with pytest.raises(preval.InvalidValueError, match="column 'score' is NaN"):
+        preval.evaluate(pl.from_pandas(frame, nan_to_null=False), ["AP"]).collect()
