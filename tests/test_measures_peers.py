@@ -653,3 +653,17 @@ def test_ranx_own_hits_case() -> None:
     got = values(run, qrels, ["hits@5"], ties="input")
     per_query = pl.DataFrame(list(got.values())).lazy()
     assert preval.summarize(per_query).collect()["Hits@5"][0] == 2.5
+
+
+def test_ir_measures_rr_at_k_orders_ties_by_doc_id_ascending() -> None:
+    # ir_measures 0.4.3: iter_calc([RR@10, RR], qrels, run) on three documents all scored 1,
+    # d1 relevant: RR@10 = 1.0 (msmarco provider: (-score, doc id) sort puts d1 first),
+    # RR = 0.3333 (pytrec_eval: doc id descending puts d1 third)
+    table = pl.DataFrame(
+        {"query": ["q"] * 3, "doc": ["d2", "d1", "d3"], "score": [1.0] * 3, "label": [0, 1, 0]}
+    )
+    trec = preval.evaluate(table, ["RR@10", "RR"]).collect().row(0, named=True)
+    assert trec["RR@10"] == pytest.approx(1 / 3) and trec["RR"] == pytest.approx(1 / 3)
+    ascending = table.sort(["query", "score", "doc"], descending=[False, True, False])
+    got = preval.evaluate(ascending, ["RR@10"], ties="input").collect()
+    assert got["RR@10"][0] == 1.0  # the docs' recipe gives ir_measures' RR@10
