@@ -147,3 +147,19 @@ def test_pandas_nan_is_pandas_missing_value() -> None:
     assert got.rows() == [("1", 0.5, 2, 2)]
     with pytest.raises(preval.InvalidValueError, match="column 'score' is NaN"):
         preval.evaluate(pl.from_pandas(frame, nan_to_null=False), ["AP"]).collect()
+
+
+def test_integer_ids_of_two_widths_stay_integers() -> None:
+    # a run with Int32 ids and qrels with Int64 ids: the per-query table keeps integer query
+    # ids (it was String, and did not join back to the user's integer-keyed table). Worked
+    # example: q1 ranks a (relevant), b: AP 1; q2 ranks a (not), c (relevant): AP 1/2
+    run = pl.DataFrame(
+        {"query": [1, 1, 2, 2], "doc": [10, 11, 10, 12], "score": [2.0, 1.0, 2.0, 1.0]},
+        schema_overrides={"query": pl.Int32, "doc": pl.Int32},
+    )
+    qrels = pl.DataFrame({"query": [1, 2, 2], "doc": [10, 10, 12], "label": [1, 0, 1]})
+    got = preval.evaluate(run, ["AP"], qrels=qrels).collect()
+    assert got.schema["query"] == pl.Int64
+    assert got.rows() == [(1, 1.0), (2, 0.5)]
+    mine = pl.DataFrame({"query": [1, 2], "topic": ["x", "y"]})
+    assert got.join(mine, on="query").height == 2
