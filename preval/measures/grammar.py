@@ -90,6 +90,14 @@ def parse(text: str, *, hint: bool = True) -> Spec:
     ranx_level = _RANX_LEVEL.match(raw)
     if ranx_level and ranx_level["name"].lower() in _ALIASES:
         raise MeasureError(_ranx_level_message(text, ranx_level))
+    several = _several(raw)
+    if several:  # ir_measures' command line takes "AP P@10" in one argument
+        listed = ", ".join(repr(s) for s in several)
+        msg = (
+            f"{text!r} names {len(several)} measures: give each its own -m (or list "
+            f"entry): {listed}"
+        )
+        raise MeasureError(msg)
     trec = _TREC.match(raw) or _MLLIB.match(raw)
     if trec:
         raw = f"{trec['name']}@{trec['cutoff']}"
@@ -124,6 +132,22 @@ def parse(text: str, *, hint: bool = True) -> Spec:
         raise MeasureError(msg) from exc
     ideal_keys(spec)  # raises now, not in the plan, when gains= and dcg= are both given
     return spec
+
+
+def _several(raw: str) -> list[str]:
+    """The requests of `raw` split at commas and spaces outside brackets (``AP P@10``,
+    ``AP,P@10``) when there are several and every one parses, else []."""
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(raw + " "):
+        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(ch, 0)
+        if depth == 0 and (ch == "," or ch.isspace()):
+            pieces.append(raw[start:i])
+            start = i + 1
+    pieces = [p for p in pieces if p]
+    if len(pieces) < 2:
+        return []
+    found = [_parsed([p]) for p in pieces]
+    return [f[0] for f in found] if all(found) else []
 
 
 # ranx's relevance-level suffix: precision@10-l2, map-l2, ndcg@10-l2
