@@ -163,3 +163,14 @@ def test_integer_ids_of_two_widths_stay_integers() -> None:
     assert got.rows() == [(1, 1.0), (2, 0.5)]
     mine = pl.DataFrame({"query": [1, 2], "topic": ["x", "y"]})
     assert got.join(mine, on="query").height == 2
+
+
+def test_summarize_of_the_long_form_says_so() -> None:
+    table = pl.DataFrame({"query": ["1", "1"], "score": [2.0, 1.0], "label": [1, 0]})
+    long = preval.evaluate(table, ["AP"], form="long")
+    with pytest.raises(preval.InputError, match="this is the long form") as info:
+        preval.summarize(long)
+    assert "\n" not in str(info.value)
+    # the plain table that is not a per-query table keeps the short message
+    with pytest.raises(preval.InputError, match=r"no measure columns found \(expected"):
+        preval.summarize(table)
