@@ -667,3 +667,21 @@ def test_ir_measures_rr_at_k_orders_ties_by_doc_id_ascending() -> None:
     ascending = table.sort(["query", "score", "doc"], descending=[False, True, False])
     got = preval.evaluate(ascending, ["RR@10"], ties="input").collect()
     assert got["RR@10"][0] == 1.0  # the docs' recipe gives ir_measures' RR@10
+
+
+def test_ir_measures_judged_only_is_the_judged_only_option() -> None:
+    # ir_measures' nDCG(judged_only=True)@10 is pytrec_eval's judged_docs_only_flag (trec_eval
+    # -J): refused as a measure parameter, naming preval's option, which gives its numbers
+    with pytest.raises(preval.MeasureError, match=r"judged_only=True \(--judged-only, -J\)"):
+        preval.measures.parse("nDCG(judged_only=True)@10")
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run = {"q": {"a": 3.0, "u": 2.5, "b": 2.0, "c": 1.0, "x": 0.5}}
+    qrels = {"q": {"a": 1, "b": 0, "c": 2, "d": 1}}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, {"ndcg_cut_10", "P_2", "map"}, judged_docs_only_flag=True
+    )
+    want = evaluator.evaluate(run)["q"]
+    got = values(run, qrels, ["nDCG@10", "P@2", "AP"], judged_only=True)["q"]
+    assert got["nDCG@10"] == pytest.approx(want["ndcg_cut_10"], abs=1e-12)
+    assert got["P@2"] == pytest.approx(want["P_2"], abs=1e-12)
+    assert got["AP"] == pytest.approx(want["map"], abs=1e-12)

@@ -286,6 +286,14 @@ def _params(
         if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":  # ir_measures: dcg='exp-log2'
             raw = raw[1:-1]
         allowed = ", ".join(definition.params) or "none"
+        if key == "judged_only" and key not in definition.params:
+            # ir_measures' judged_only=True is trec_eval's -J, an option of the whole call here
+            msg = (
+                f"bad parameter {item!r} in {text!r}: judged_only is an option of the whole "
+                "evaluation in preval, not of one measure: judged_only=True (--judged-only, "
+                "-J), as trec_eval -J"
+            )
+            raise MeasureError(msg)
         if not sep or key not in definition.params:
             msg = f"bad parameter {item!r} in {text!r}: {definition.name} takes ({allowed})"
             raise MeasureError(msg)
