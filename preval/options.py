@@ -23,6 +23,7 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 from . import validate
@@ -226,6 +227,15 @@ class Semantics:
             if not isinstance(value, str):
                 validate.require_count(name, value)
         validate.require_count("depth", self.depth, minimum=1)
+        level = self.relevance_level
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, Real)  # numpy's numbers too
+            or not math.isfinite(level)
+        ):
+            # a NaN or infinite level (-l nan) made every document non-relevant: all zeros
+            msg = f"relevance_level must be a finite number (a label), got {level!r}"
+            raise InputError(msg)
         unjudged = self.unjudged_label
         if unjudged is not None and (
             isinstance(unjudged, bool)

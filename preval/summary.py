@@ -83,6 +83,11 @@ def summarize(
     specs = measure_columns(schema)
     if not specs:
         msg = "per-query table: no measure columns found (expected names like AP, P@10)"
+        if {"measure", "value"} <= set(schema.names()):
+            msg += (
+                "; this is the long form (measure, value columns): summarize the wide one "
+                "(evaluate's default form), or pivot it on 'measure'"
+            )
         raise InputError(msg)
     if by is None:
         keys = [

@@ -129,3 +129,48 @@ def test_anything_else_is_refused_by_its_type(obj: object, kind: str) -> None:
     with pytest.raises(preval.InputError, match="qrels: cannot read an object of type"):
         preval.evaluate(pl.DataFrame({"query": ["q"], "doc": ["d"], "score": [1.0]}), ["AP"],
                         qrels=obj)  # fmt: skip
+
+
+def test_pandas_nan_is_pandas_missing_value() -> None:
+    # pandas writes a missing value as NaN (run.merge(qrels, how="outer") does so): read as
+    # null, a NaN score is a document not retrieved, a NaN label an unjudged one
+    # (docs/semantics.md, Input shapes). Worked example, ranked a, c (b not retrieved):
+    # a relevant at rank 1, b relevant but not retrieved, c unjudged: AP = (1/1) / 2 = 0.5,
+    # NumRet 2, NumRel 2; a Polars NaN is refused instead.
+    pd = pytest.importorskip("pandas")
+    nan = float("nan")
+    frame = pd.DataFrame(
+        {"query": ["1"] * 3, "doc": ["a", "b", "c"], "score": [3.0, nan, 1.0],
+         "label": [1.0, 1.0, nan]}
+    )  # fmt: skip
+    got = preval.evaluate(frame, ["AP", "NumRet", "NumRel"]).collect()
+    assert got.rows() == [("1", 0.5, 2, 2)]
+    with pytest.raises(preval.InvalidValueError, match="column 'score' is NaN"):
+        preval.evaluate(pl.from_pandas(frame, nan_to_null=False), ["AP"]).collect()
+
+
+def test_integer_ids_of_two_widths_stay_integers() -> None:
+    # a run with Int32 ids and qrels with Int64 ids: the per-query table keeps integer query
+    # ids (it was String, and did not join back to the user's integer-keyed table). Worked
+    # example: q1 ranks a (relevant), b: AP 1; q2 ranks a (not), c (relevant): AP 1/2
+    run = pl.DataFrame(
+        {"query": [1, 1, 2, 2], "doc": [10, 11, 10, 12], "score": [2.0, 1.0, 2.0, 1.0]},
+        schema_overrides={"query": pl.Int32, "doc": pl.Int32},
+    )
+    qrels = pl.DataFrame({"query": [1, 2, 2], "doc": [10, 10, 12], "label": [1, 0, 1]})
+    got = preval.evaluate(run, ["AP"], qrels=qrels).collect()
+    assert got.schema["query"] == pl.Int64
+    assert got.rows() == [(1, 1.0), (2, 0.5)]
+    mine = pl.DataFrame({"query": [1, 2], "topic": ["x", "y"]})
+    assert got.join(mine, on="query").height == 2
+
+
+def test_summarize_of_the_long_form_says_so() -> None:
+    table = pl.DataFrame({"query": ["1", "1"], "score": [2.0, 1.0], "label": [1, 0]})
+    long = preval.evaluate(table, ["AP"], form="long")
+    with pytest.raises(preval.InputError, match="this is the long form") as info:
+        preval.summarize(long)
+    assert "\n" not in str(info.value)
+    # the plain table that is not a per-query table keeps the short message
+    with pytest.raises(preval.InputError, match=r"no measure columns found \(expected"):
+        preval.summarize(table)

@@ -233,3 +233,33 @@ def test_cli_column(tmp_path: Path) -> None:
                    "--doc", "pid", "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].split()[0] == "2"  # NumQ
+
+
+@pytest.mark.parametrize(
+    ("request_", "listed"),
+    [
+        ("AP P@10", "'AP', 'P@10'"),  # ir_measures' command line: measures in one argument
+        ("AP,P@10", "'AP', 'P@10'"),
+        ("map P_10 ndcg_cut_10", "'AP', 'P@10', 'nDCG@10'"),
+        ("P(rel=2,norm=min)@10 AP", "'P(norm=min,rel=2)@10', 'AP'"),
+    ],
+)
+def test_several_measures_in_one_request_are_named(request_: str, listed: str) -> None:
+    n = listed.count("'") // 2
+    msg = measure_error(request_)
+    assert msg == f"{request_!r} names {n} measures: give each its own -m (or list entry): {listed}"
+
+
+def test_one_request_with_spaces_inside_brackets_still_parses() -> None:
+    assert preval.measures.parse("P(rel=2, norm=min)@10").name == "P(norm=min,rel=2)@10"
+    assert preval.measures.parse("nDCG(gains={1:3, 2:9})@10").name == "nDCG(gains={1:3,2:9})@10"
+    assert "cannot parse measure 'AP, bogus'" in measure_error("AP, bogus")
+
+
+def test_cli_several_measures_in_one_flag() -> None:
+    done = run_cli("evaluate", PARQUET, "--by", "system", "-m", "AP P@10")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "preval: error: 'AP P@10' names 2 measures: give each its own -m (or list entry): "
+        "'AP', 'P@10'"
+    ]

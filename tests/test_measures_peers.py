@@ -147,6 +147,40 @@ def test_ranx_names_give_ranx_numbers() -> None:
     check_ranx(RANX)
 
 
+# ranx 0.3.21's relevance-level suffix, same run: evaluate(Qrels(RANX_QRELS), run, [names])
+RANX_LEVELS = {
+    "map-l2": (0.7, 0.3333333333333333, 0.3333333333333333),
+    "precision@5-l2": (0.4, 0.2, 0.2),
+    "recall@5-l2": (1.0, 1.0, 0.5),
+    "mrr-l2": (1.0, 0.3333333333333333, 0.3333333333333333),
+    "hit_rate@2-l2": (1.0, 0.0, 0.0),
+    "ndcg@5-l2": (0.7415914148287854, 0.5, 0.38009376671593426),
+    "ndcg@5-l3": (0.38685280723454163, 0.0, 0.5),
+    "dcg@5-l2": (3.160558421703625, 1.0, 2.0),
+    "map@5-l3": (0.2, 0.0, 0.3333333333333333),
+}
+
+
+@pytest.mark.parametrize("name", list(RANX_LEVELS))
+def test_ranx_level_suffix_is_refused_naming_the_request_with_ranx_numbers(name: str) -> None:
+    # map-l2 used to be answered "did you mean 'AP@2'?": a cutoff, not a level, and another
+    # number; the request the error names now gives ranx's number
+    with pytest.raises(preval.MeasureError) as info:
+        preval.measures.parse(name)
+    msg = str(info.value)
+    assert "ranx's relevance-level suffix" in msg and "\n" not in msg
+    meant = msg.split("; write '")[1].split("'")[0]
+    got = values(RANX_RUN, RANX_QRELS, [meant], table=True)
+    column = preval.measures.parse(meant).name
+    for q, v in zip(("q1", "q2", "q3"), RANX_LEVELS[name], strict=True):
+        assert got[q][column] == pytest.approx(v, abs=1e-12), (name, meant, q)
+
+
+def test_ranx_level_suffix_without_a_preval_spelling() -> None:
+    with pytest.raises(preval.MeasureError, match="no spelling of ndcg_burges at a relevance"):
+        preval.measures.parse("ndcg_burges@10-l2")
+
+
 def test_ranx_hits_is_averaged_num_rel_ret_summed() -> None:
     got = values(RANX_RUN, RANX_QRELS, ["hits@5", "NumRelRet"])
     per_query = pl.DataFrame(list(got.values()))
@@ -619,3 +653,35 @@ def test_ranx_own_hits_case() -> None:
     got = values(run, qrels, ["hits@5"], ties="input")
     per_query = pl.DataFrame(list(got.values())).lazy()
     assert preval.summarize(per_query).collect()["Hits@5"][0] == 2.5
+
+
+def test_ir_measures_rr_at_k_orders_ties_by_doc_id_ascending() -> None:
+    # ir_measures 0.4.3: iter_calc([RR@10, RR], qrels, run) on three documents all scored 1,
+    # d1 relevant: RR@10 = 1.0 (msmarco provider: (-score, doc id) sort puts d1 first),
+    # RR = 0.3333 (pytrec_eval: doc id descending puts d1 third)
+    table = pl.DataFrame(
+        {"query": ["q"] * 3, "doc": ["d2", "d1", "d3"], "score": [1.0] * 3, "label": [0, 1, 0]}
+    )
+    trec = preval.evaluate(table, ["RR@10", "RR"]).collect().row(0, named=True)
+    assert trec["RR@10"] == pytest.approx(1 / 3) and trec["RR"] == pytest.approx(1 / 3)
+    ascending = table.sort(["query", "score", "doc"], descending=[False, True, False])
+    got = preval.evaluate(ascending, ["RR@10"], ties="input").collect()
+    assert got["RR@10"][0] == 1.0  # the docs' recipe gives ir_measures' RR@10
+
+
+def test_ir_measures_judged_only_is_the_judged_only_option() -> None:
+    # ir_measures' nDCG(judged_only=True)@10 is pytrec_eval's judged_docs_only_flag (trec_eval
+    # -J): refused as a measure parameter, naming preval's option, which gives its numbers
+    with pytest.raises(preval.MeasureError, match=r"judged_only=True \(--judged-only, -J\)"):
+        preval.measures.parse("nDCG(judged_only=True)@10")
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run = {"q": {"a": 3.0, "u": 2.5, "b": 2.0, "c": 1.0, "x": 0.5}}
+    qrels = {"q": {"a": 1, "b": 0, "c": 2, "d": 1}}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, {"ndcg_cut_10", "P_2", "map"}, judged_docs_only_flag=True
+    )
+    want = evaluator.evaluate(run)["q"]
+    got = values(run, qrels, ["nDCG@10", "P@2", "AP"], judged_only=True)["q"]
+    assert got["nDCG@10"] == pytest.approx(want["ndcg_cut_10"], abs=1e-12)
+    assert got["P@2"] == pytest.approx(want["P_2"], abs=1e-12)
+    assert got["AP"] == pytest.approx(want["map"], abs=1e-12)

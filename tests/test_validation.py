@@ -398,6 +398,21 @@ def test_duplicates_option_must_be_known() -> None:
         preval.evaluate(joined(), ["AP"], duplicates="last")
 
 
+@pytest.mark.parametrize("level", [float("nan"), float("inf"), "2", True, None])
+def test_relevance_level_must_be_a_finite_number(level: object) -> None:
+    # -l nan made every document non-relevant (AP 0 for every query, no error); "2" failed
+    # inside Polars when the plan ran
+    with pytest.raises(PrevalError, match="relevance_level must be a finite number"):
+        preval.evaluate(joined(), ["AP"], relevance_level=level)
+
+
+def test_relevance_level_takes_numpy_numbers() -> None:
+    np = pytest.importorskip("numpy")
+    want = preval.evaluate(joined(), ["AP"], relevance_level=2).collect()
+    got = preval.evaluate(joined(), ["AP"], relevance_level=np.int64(2)).collect()
+    assert got.equals(want)
+
+
 # ---------------------------------------------------------------------------------------------
 # Nulls that are not errors
 # ---------------------------------------------------------------------------------------------

@@ -87,6 +87,17 @@ def parse(text: str, *, hint: bool = True) -> Spec:
     ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
     if ranx_rbp:
         raw = f"RBP(p=0.{ranx_rbp[1]},gain=label)"
+    ranx_level = _RANX_LEVEL.match(raw)
+    if ranx_level and ranx_level["name"].lower() in _ALIASES:
+        raise MeasureError(_ranx_level_message(text, ranx_level))
+    several = _several(raw)
+    if several:  # ir_measures' command line takes "AP P@10" in one argument
+        listed = ", ".join(repr(s) for s in several)
+        msg = (
+            f"{text!r} names {len(several)} measures: give each its own -m (or list "
+            f"entry): {listed}"
+        )
+        raise MeasureError(msg)
     trec = _TREC.match(raw) or _MLLIB.match(raw)
     if trec:
         raw = f"{trec['name']}@{trec['cutoff']}"
@@ -121,6 +132,52 @@ def parse(text: str, *, hint: bool = True) -> Spec:
         raise MeasureError(msg) from exc
     ideal_keys(spec)  # raises now, not in the plan, when gains= and dcg= are both given
     return spec
+
+
+def _several(raw: str) -> list[str]:
+    """The requests of `raw` split at commas and spaces outside brackets (``AP P@10``,
+    ``AP,P@10``) when there are several and every one parses, else []."""
+    pieces, depth, start = [], 0, 0
+    for i, ch in enumerate(raw + " "):
+        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(ch, 0)
+        if depth == 0 and (ch == "," or ch.isspace()):
+            pieces.append(raw[start:i])
+            start = i + 1
+    pieces = [p for p in pieces if p]
+    if len(pieces) < 2:
+        return []
+    found = [_parsed([p]) for p in pieces]
+    return [f[0] for f in found] if all(found) else []
+
+
+# ranx's relevance-level suffix: precision@10-l2, map-l2, ndcg@10-l2
+_RANX_LEVEL = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)(?:@(?P<cutoff>[0-9]+))?-l(?P<level>[0-9]+)$"
+)
+
+
+def _ranx_level_message(text: str, m: re.Match[str]) -> str:
+    """The error for ranx's ``-lN`` suffix, with the preval request that gives ranx's number.
+
+    The suffix is not read as an alias: a guess at the name without it (``map-l2``: 'AP@2')
+    would give another number silently. ranx counts a document relevant at level N when its
+    label is >= N, which is ``rel=N``; its nDCG and DCG at level N drop the gains of the lower
+    grades (``gains={1:0,...,N-1:0}``; checked against ranx 0.3.21, tests/test_measures_peers).
+    """
+    name, level = m["name"], int(m["level"])
+    measure = CATALOGUE[_ALIASES[name.lower()]].name
+    cutoff = f"@{m['cutoff']}" if m["cutoff"] else ""
+    head = f"{text!r} ends with ranx's relevance-level suffix -l{level}, which preval does not read"
+    if measure in ("nDCG", "DCG"):
+        zeros = ",".join(f"{g}:0" for g in range(1, level))
+        found = _parsed([f"{name}(gains={{{zeros}}}){cutoff}" if zeros else f"{name}{cutoff}"])
+        meaning = f"grades below {level} gain 0, as in ranx"
+    else:
+        found = _parsed([f"{name}(rel={level}){cutoff}"])
+        meaning = f"a label >= {level} is relevant, as in ranx"
+    if found:
+        return f"{head}; write {found[0]!r} ({meaning})"
+    return f"{head}; preval has no spelling of {name} at a relevance level"
 
 
 # the cutoff fused into the name: nDCG10, P10, map_cut10, Ndcg_10, nDCG(rel=2)10, IPrec0.5
@@ -229,6 +286,14 @@ def _params(
         if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":  # ir_measures: dcg='exp-log2'
             raw = raw[1:-1]
         allowed = ", ".join(definition.params) or "none"
+        if key == "judged_only" and key not in definition.params:
+            # ir_measures' judged_only=True is trec_eval's -J, an option of the whole call here
+            msg = (
+                f"bad parameter {item!r} in {text!r}: judged_only is an option of the whole "
+                "evaluation in preval, not of one measure: judged_only=True (--judged-only, "
+                "-J), as trec_eval -J"
+            )
+            raise MeasureError(msg)
         if not sep or key not in definition.params:
             msg = f"bad parameter {item!r} in {text!r}: {definition.name} takes ({allowed})"
             raise MeasureError(msg)

@@ -261,10 +261,19 @@ def relabelled_totals(
 def align_ids(
     left: pl.LazyFrame, right: pl.LazyFrame, cols: list[str]
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Cast join keys to String on both sides where their dtypes differ (e.g. CSV vs Parquet)."""
+    """Cast join keys to one dtype on both sides where their dtypes differ: Int64 where both
+    are integers that fit it (Int32 ids beside Int64 ones stay integers, so the per-query
+    table joins back to the user's integer-keyed tables), else String (CSV vs Parquet)."""
     ls, rs = left.collect_schema(), right.collect_schema()
     differ = [c for c in cols if ls[c] != rs[c]]
-    if differ:
-        left = left.with_columns(pl.col(differ).cast(pl.String))
-        right = right.with_columns(pl.col(differ).cast(pl.String))
+    ints = [c for c in differ if _fits_int64(ls[c]) and _fits_int64(rs[c])]
+    strings = [c for c in differ if c not in ints]
+    for group, dtype in ((ints, pl.Int64), (strings, pl.String)):
+        if group:
+            left = left.with_columns(pl.col(group).cast(dtype))
+            right = right.with_columns(pl.col(group).cast(dtype))
     return left, right
+
+
+def _fits_int64(dtype: pl.DataType) -> bool:
+    return dtype.is_integer() and dtype != pl.UInt64
