@@ -48,6 +48,14 @@ def require_columns(
     missing = [f"{role} column {name!r}" for role, name in absent.items()]
     have = ", ".join(schema.names()) or "none"
     msg = f"{what}: missing {', '.join(missing)} (columns present: {have})"
+    other = [c for c in ";\t|" if len(schema) == 1 and c in schema.names()[0]]
+    if other:  # a header of one column that holds another separator
+        msg += (
+            f"; the header is one column holding {other[0]!r}: preval reads a .csv file as "
+            "comma-separated and a .tsv file as tab-separated (rename a tab-separated file "
+            "to .tsv; write other separators as commas)"
+        )
+        raise MissingColumnError(msg)
     optional = {r: n for r, n in (optional or {}).items() if r not in columns}
     taken = {name for name in (*columns.values(), *optional.values()) if name in schema}
     extra = {role: name for role, name in optional.items() if name not in schema}

@@ -163,6 +163,20 @@ def test_names_close_to_the_one_asked_for() -> None:
     )
 
 
+def test_a_csv_header_of_one_column_holding_another_separator_says_so(tmp_path) -> None:
+    # a ;-separated (or tab-separated) file named .csv reads as one column
+    for sep in (";", "\t"):
+        path = tmp_path / "run.csv"
+        path.write_text(sep.join(["query", "doc", "score", "label"]) + "\n" + sep.join(
+            ["q1", "d1", "1.0", "1"]) + "\n")  # fmt: skip
+        msg = column_error(path)
+        assert msg.startswith("input")
+        assert f"the header is one column holding {sep!r}" in msg
+        assert "a .csv file as comma-separated" in msg
+    # a one-column table without one is told only what is missing
+    assert "one column holding" not in column_error(pl.DataFrame({"query": ["q1"]}))
+
+
 def test_a_column_another_role_takes_is_not_offered() -> None:
     # qid is the doc column here: no other column looks like a query id
     msg = column_error(QPY, doc="qid", score="pred", label="y")
