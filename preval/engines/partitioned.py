@@ -26,7 +26,7 @@ import math
 import shutil
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 import polars as pl
@@ -220,11 +220,15 @@ def _collect_within(
         if spilled is not None:
             scatter(spilled[0], keys, buckets, spill.path / "qrels", compression)
         scatter(ev.source, keys, buckets, spill.path, compression)
+        # (a bucket's rows are counted from its files' metadata once: both the read of the
+        # bucket and its judgments' division need the count, and each count opens every file)
+        rows_of = cache(_bucket_rows)
         if spilled is not None:
             judgments = _spilled_judgments(
-                spill.path / "qrels", keys, buckets, spilled[0], spill.path, fit.chunk_rows
-            )
-        pieces = spilled_buckets(spill.path, keys, fit.chunk_rows)
+                spill.path / "qrels", keys, buckets, spilled[0], spill.path, fit.chunk_rows,
+                rows_of=rows_of,
+            )  # fmt: skip
+        pieces = spilled_buckets(spill.path, keys, fit.chunk_rows, rows_of=rows_of)
         return run(chunks=pieces, judgments=judgments)
     finally:
         spill.cleanup()
@@ -278,12 +282,16 @@ def _spilled_judgments(
     scanned: pl.LazyFrame,
     run_folder: Path,
     chunk_rows: int,
+    *,
+    rows_of: Callable[[Path], int] | None = None,
 ) -> Judgments:
     """The judgments spilled into `buckets` under `folder` (`scatter`, by the run's keys): a
     piece of the run takes its bucket's, read when its first piece comes (a bucket's pieces
     come one after another) and divided at once as `spilled_buckets` divides that bucket of
     the run (`run_folder`, into pieces of about `chunk_rows` rows), so that each piece takes its own
-    part, found by its first row; the last plan takes them bucket by bucket."""
+    part, found by its first row; the last plan takes them bucket by bucket. `rows_of`: the
+    rows of a bucket of the run (default `_bucket_rows`)."""
+    rows_of = rows_of or _bucket_rows
     index = _bucket_of(keys, buckets)
     empty = pl.DataFrame(schema=scanned.collect_schema())
     files = {b: sorted((folder / f"{_BUCKET}={b}").glob("*.ipc")) for b in range(buckets)}
@@ -299,7 +307,7 @@ def _spilled_judgments(
         b = piece.head(1).select(index).item()
         if b not in held:
             held.clear()
-            pieces = _pieces(_bucket_rows(run_folder / f"{_BUCKET}={b}"), chunk_rows)
+            pieces = _pieces(rows_of(run_folder / f"{_BUCKET}={b}"), chunk_rows)
             held[b] = _by_bucket(bucket(b), keys, pieces, _parts(chunk_rows), level=2)
         return held[b].of(piece)
 
@@ -642,17 +650,24 @@ def scatter(
         raise
 
 
-def spilled_buckets(folder: Path, group: list[str], chunk_rows: int) -> Iterator:
+def spilled_buckets(
+    folder: Path,
+    group: list[str],
+    chunk_rows: int,
+    *,
+    rows_of: Callable[[Path], int] | None = None,
+) -> Iterator:
     """Each bucket's rows, read back (in any order); a bucket of more than `chunk_rows` rows
     read batch by batch and divided in memory into `_pieces` buckets of about that size.
 
     A bucket's files are removed once the next bucket is asked for (its pieces all taken,
     and `_spilled_judgments` done with its row count): the removal of the spill is spread
     over the evaluation, and files removed before the system wrote them out are never
-    written to disk."""
+    written to disk. `rows_of`: a bucket's rows (default `_bucket_rows`)."""
+    rows_of = rows_of or _bucket_rows
     for bucket in sorted(folder.glob(f"{_BUCKET}=*")):
         rows = pl.scan_ipc(sorted(bucket.glob("*.ipc")))
-        n = _pieces(_bucket_rows(bucket), chunk_rows)
+        n = _pieces(rows_of(bucket), chunk_rows)
         if n <= 1:
             yield rows.collect()
         else:
