@@ -431,6 +431,8 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
         parsed = re.search(r"could not parse `(.*?)` as dtype `(\w+)` at column '(.*?)'", text)
         if suffix in _CSV and parsed:
             value, dtype, column = parsed.groups()
+            if len(value) > 1 and value[0] == value[-1] == '"':  # (Polars quotes a quoted field)
+                value = value[1:-1].replace('""', '"')
             lineno = _first_line_holding(path, _CSV[suffix], column, value)
             where = f", line {lineno}" if lineno is not None else ""
             msg = (

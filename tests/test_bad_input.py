@@ -364,6 +364,15 @@ def test_a_csv_that_is_not_utf8_names_the_line(capsys, tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_a_quoted_score_that_is_not_a_number_names_its_line(capsys, tmp_path: Path) -> None:
+    # a decimal comma, quoted so that the row keeps its 4 fields: Polars names the field with
+    # its quotes, the csv module reads it without
+    data = tmp_path / "comma.csv"
+    data.write_text(JOINED.replace("q1,d2,0.8,0", 'q1,d2,"0,8",0'))
+    rc, err = run(capsys, "evaluate", data)
+    one_line_error(rc, err, "comma.csv, line 3", "column 'score' holds '0,8'", "not a number")
+
+
 def test_a_csv_row_with_extra_fields_names_the_line(capsys, tmp_path: Path) -> None:
     data = tmp_path / "long.csv"
     data.write_text(JOINED.replace("q1,d2,0.8,0", "q1,d2,0.8,0,x"))
