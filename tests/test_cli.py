@@ -256,6 +256,18 @@ def test_error_in_subprocess_has_no_traceback(tmp_path: Path, case: str) -> None
     assert proc.stdout == ""
 
 
+@pytest.mark.parametrize("command", ["evaluate", "trec"])
+def test_an_unknown_flag_is_told_with_its_commands_usage(capsys, command: str) -> None:
+    inputs = [PARQUET] if command == "evaluate" else [FIXTURES / "trec" / "qrels.txt",
+                                                      FIXTURES / "trec" / "bm25.run"]  # fmt: skip
+    with pytest.raises(SystemExit) as info:
+        main([command, "--bogus", *map(str, inputs)])
+    out, err = capsys.readouterr()
+    assert info.value.code == 2 and out == ""
+    assert err.startswith(f"usage: preval {command} ")  # not the top level's {command} ...
+    assert err.strip().splitlines()[-1] == "preval: error: unrecognized arguments: --bogus"
+
+
 def test_superscript_cutoff_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = cli(capsys, "evaluate", PARQUET, "-m", "P@²")
     assert_one_line_error(rc, err)

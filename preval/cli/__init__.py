@@ -48,6 +48,7 @@ def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         command.add_parser(sub).set_defaults(handler=command.run)
     if first not in COMMANDS:  # the top-level help shows it; a named command never does
         top.epilog = importlib.import_module(f"{__name__}.evaluate").EXAMPLES
+    top.set_defaults(parsers=sub.choices)  # (an unknown flag is told with its command's usage)
     return top
 
 
@@ -108,7 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             command = parser(argv)  # (the subcommand's modules are loaded now)
             _collector.loaded()
-            args = command.parse_args(argv)
+            args, unknown = command.parse_known_args(argv)
+            if unknown:  # told by the command's parser: its usage, not the top level's
+                words = " ".join(unknown)
+                args.parsers[args.command].error(f"unrecognized arguments: {words}")
+            del args.parsers
         except SystemExit:  # --help, --version, a usage error: printed, then flushed here
             sys.stdout.flush()
             raise
