@@ -503,3 +503,68 @@ def test_spilled_qrels_give_each_piece_its_own_queries_judgments(tmp_path: Path)
     assert pieces > buckets  # (buckets of about 667 rows: divided into pieces of 200)
     every = pl.concat([p.lazy() for p in judgments.in_pieces()]).collect()
     assert every.sort(order).equals(qrels.sort(order))
+
+
+def test_judgments_no_piece_took_are_left_to_check(tmp_path: Path) -> None:
+    """A piece takes its part of the judgments whole, and its plan checks all of it; the last
+    plan then checks only what no piece took (`Judgments.unchecked`): every judgment is in a
+    taken part or left unchecked, a bucket every part of which was taken is not read again,
+    and judgments with a null query are always left to check."""
+    run = pl.DataFrame(
+        {"query": [f"q{i * 7 % 30}" for i in range(600)], "doc": [f"d{i}" for i in range(600)]}
+    )
+    qrels = pl.DataFrame(
+        {
+            "query": [*(f"q{i % 60}" for i in range(900)), None],
+            "doc": [f"d{i}" for i in range(901)],
+            "label": [i % 3 for i in range(901)],
+        }
+    )
+    keys, buckets, piece_rows = ["query"], 4, 100
+    partitioned.scatter(qrels.lazy(), keys, buckets, tmp_path / "qrels")
+    partitioned.scatter(run.lazy(), keys, buckets, tmp_path)
+    judgments = partitioned._spilled_judgments(
+        tmp_path / "qrels", keys, buckets, qrels.lazy(), tmp_path, piece_rows
+    )
+    taken = []
+    for item in partitioned.spilled_buckets(tmp_path, keys, piece_rows):
+        piece = item if isinstance(item, pl.DataFrame) else pl.concat(item)
+        taken.append(judgments.of(piece))
+    order = ["query", "doc"]
+    left = list(judgments.unchecked_pieces())
+    seen = pl.concat([*taken, *left]).unique().sort(order, nulls_last=True)
+    assert seen.equals(qrels.sort(order, nulls_last=True))
+    assert pl.concat(left)["query"].null_count() == 1
+    # the run answers half the judged queries, so some parts are taken by no piece; buckets
+    # wholly taken are not read again (each left piece is one bucket: fewer than all four)
+    assert 0 < len(left) < buckets
+
+    # divided in memory (`_by_bucket`): the parts no piece took and the null keys, no more
+    divided = partitioned._by_bucket(qrels, keys, 3, 2)
+    took = divided.of(run.filter(pl.col("query") == "q0"))
+    rest = pl.concat(list(divided.unchecked_pieces()))
+    assert rest.height == qrels.height - took.height
+    assert (
+        pl.concat([took, rest])
+        .sort(order, nulls_last=True)
+        .equals(qrels.sort(order, nulls_last=True))
+    )
+
+
+@pytest.mark.parametrize("query", [f"q{i}" for i in range(40, 48)])
+def test_a_duplicate_judgment_of_an_unanswered_query_is_found_when_qrels_are_spilled(
+    tmp_path: Path, monkeypatch, query: str
+) -> None:
+    """Without -c the last plan adds no row and checks only the judgments no piece took: a
+    duplicate judgment of a query no run line answers is still an error, whether its part
+    was taken by a piece (checked by that piece's plan) or not (by the last plan). The eight
+    queries fall in different parts."""
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q{i % 40} Q0 d{i} 1 {(i * 7919) % 101 / 10} r\n" for i in range(900)))
+    qrels = tmp_path / "q.qrels"
+    judged = [f"q{i % 48} 0 d{i} {i % 3}\n" for i in range(0, 1200, 2)]
+    qrels.write_text("".join([*judged, f"{query} 0 dup 1\n", f"{query} 0 dup 0\n"]))
+    monkeypatch.setattr(partitioned, "QRELS_SPILL_SHARE", 0)
+    plan = build_plan(run, ["AP"], qrels=qrels, input_format="trec", queries="retrieved")
+    with pytest.raises(preval.PrevalError, match="dup"):
+        partitioned.collect_partitioned(plan, chunk_rows=50, tmp_dir=tmp_path)

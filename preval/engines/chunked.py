@@ -225,11 +225,14 @@ def collect_chunked(
 
     if judgments is not None:
         # judged queries that no chunk answered: one plan over the qrels and an empty run
-        # (piece by piece when the judgments were spilled: each piece holds whole queries)
+        # (piece by piece when the judgments were spilled: each piece holds whole queries).
+        # Without placeholders it adds no row, and only checks the judgments no chunk's plan
+        # checked.
         answered = Hints(placeholders=status.select(*ev.keys, QUERY))
+        pads = recipe.semantics.queries != "retrieved"
         unanswered = [
             build(first, dataclasses.replace(recipe, qrels=piece), answered).status.collect()
-            for piece in judgments.in_pieces()
+            for piece in (judgments.in_pieces() if pads else judgments.unchecked_pieces())
         ]
         status = pl.concat([status, *(u.lazy() for u in unanswered)], how="vertical_relaxed")
     return dataclasses.replace(ev, status=status, keep=tmp)

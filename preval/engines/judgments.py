@@ -25,17 +25,26 @@ class Judgments:
     qrels share with the run (the query, and the by-columns that are properties of the
     query); `of`: the judgments a piece of the run needs, at least those of its queries;
     `pieces`: every judgment again, in pieces of whole queries, from which the judged queries
-    no piece answered are evaluated last (one piece, `table`, unless spilled).
+    no piece answered are evaluated last (one piece, `table`, unless spilled); `unchecked`:
+    only the judgments no piece's plan has checked, in pieces (default: `in_pieces`). A piece
+    that takes a part of the judgments whole (`of`, when the qrels are divided as the run's
+    rows are) has them all checked by its plan, the queries it did not answer included; the
+    last plan needs no more when it adds no placeholder (queries 'retrieved').
     """
 
     table: pl.DataFrame | pl.LazyFrame
     keys: list[str]
     of: Callable[[pl.DataFrame], pl.DataFrame]
     pieces: Callable[[], Iterator[pl.DataFrame | pl.LazyFrame]] | None = None
+    unchecked: Callable[[], Iterator[pl.DataFrame | pl.LazyFrame]] | None = None
 
     def in_pieces(self) -> Iterator[pl.DataFrame | pl.LazyFrame]:
         """`pieces`, or `table` as one piece."""
         return iter([self.table]) if self.pieces is None else self.pieces()
+
+    def unchecked_pieces(self) -> Iterator[pl.DataFrame | pl.LazyFrame]:
+        """`unchecked`, or every judgment (`in_pieces`)."""
+        return self.in_pieces() if self.unchecked is None else self.unchecked()
 
 
 def read_judgments(ev: Plan) -> Judgments | None:

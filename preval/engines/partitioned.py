@@ -289,16 +289,24 @@ def _spilled_judgments(
     piece of the run takes its bucket's, read when its first piece comes (a bucket's pieces
     come one after another) and divided at once as `spilled_buckets` divides that bucket of
     the run (`run_folder`, into pieces of about `chunk_rows` rows), so that each piece takes its own
-    part, found by its first row; the last plan takes them bucket by bucket. `rows_of`: the
-    rows of a bucket of the run (default `_bucket_rows`)."""
+    part, found by its first row; the last plan takes them bucket by bucket, and to check them
+    only the buckets of which a part was taken by no piece (`Judgments.unchecked`). `rows_of`:
+    the rows of a bucket of the run (default `_bucket_rows`)."""
     rows_of = rows_of or _bucket_rows
     index = _bucket_of(keys, buckets)
     empty = pl.DataFrame(schema=scanned.collect_schema())
     files = {b: sorted((folder / f"{_BUCKET}={b}").glob("*.ipc")) for b in range(buckets)}
     held: dict[int, Judgments] = {}
+    # per bucket divided so far: whether some of its judgments were in no piece's part
+    left: dict[int, bool] = {}
 
     def bucket(b: int) -> pl.DataFrame:
         return pl.scan_ipc(files[b]).collect() if files[b] else empty
+
+    def release() -> None:
+        for b, judgments in held.items():
+            left[b] = any(not part.is_empty() for part in judgments.unchecked_pieces())
+        held.clear()
 
     def of(piece: pl.DataFrame) -> pl.DataFrame:
         # the bucket's judgments divided by the hash as its rows were, once: a piece's part
@@ -306,18 +314,24 @@ def _spilled_judgments(
         # string sort) for each piece kept the workers waiting on this thread
         b = piece.head(1).select(index).item()
         if b not in held:
-            held.clear()
+            release()
             pieces = _pieces(rows_of(run_folder / f"{_BUCKET}={b}"), chunk_rows)
             held[b] = _by_bucket(bucket(b), keys, pieces, _parts(chunk_rows), level=2)
         return held[b].of(piece)
 
     def pieces() -> Iterator[pl.DataFrame]:
-        held.clear()
+        release()
         return (bucket(b) for b in range(buckets))
+
+    def unchecked() -> Iterator[pl.DataFrame]:
+        # (a bucket with some part left is read and checked again whole: rarely needed, and
+        # cheaper than keeping each bucket's division to the end)
+        release()
+        return (bucket(b) for b in range(buckets) if files[b] and left.get(b, True))
 
     every = [f for b in range(buckets) for f in files[b]]
     table = pl.scan_ipc(every) if every else empty.lazy()
-    return Judgments(table, keys, of, pieces)
+    return Judgments(table, keys, of, pieces, unchecked)
 
 
 def _comparable(ev: Plan, table: pl.DataFrame, keys: list[str]) -> bool:
@@ -332,7 +346,8 @@ def _by_bucket(
 ) -> Judgments:
     """The qrels `table` divided once as the run's rows are (`_bucket_index`): a piece of the
     run takes the part of its bucket, found from its first row (judgments with a null key are
-    no query's: they stay in the table, where the last plan reports them)."""
+    no query's: they stay in the table, where the last plan reports them). The parts no piece
+    took, and those null keys, are the judgments left unchecked (`Judgments.unchecked`)."""
     index = _bucket_index(keys, buckets, parts, level)
     null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
     nulls = table.filter(null_key)
@@ -342,13 +357,20 @@ def _by_bucket(
     # every judgment, from the parts (not a copy): the caller may then free `table`
     table = pl.concat([*by_bucket.values(), nulls], rechunk=False)
     empty = table.clear()
+    taken: set[int] = set()
 
     def of(piece: pl.DataFrame) -> pl.DataFrame:
+        b = piece.head(1).select(index).item()
+        taken.add(b)
         # each query's judgments together, as the chunked engine's come: the plan joins and
         # groups them faster so
-        return group_together(by_bucket.get(piece.head(1).select(index).item(), empty), keys)
+        return group_together(by_bucket.get(b, empty), keys)
 
-    return Judgments(table, keys, of)
+    def unchecked() -> Iterator[pl.DataFrame]:
+        rest = [part for b, part in by_bucket.items() if b not in taken]
+        return iter(rest if nulls.is_empty() else [*rest, nulls])
+
+    return Judgments(table, keys, of, unchecked=unchecked)
 
 
 def _bucket_index(group: list[str], buckets: int, parts: int, level: int = 0) -> pl.Expr:
