@@ -10,6 +10,7 @@ import shutil
 import stat
 import sys
 import zlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -1072,13 +1073,33 @@ def run_tags(files: list[Path]) -> list[str | None]:
     return [_first_tag(f) if f.exists() else None for f in files]
 
 
-def run_names(files: list[Path]) -> list[str]:
-    """The ``system`` of each run file: its runid, or its path when runids are not unique."""
+def run_names(files: list[Path], tags: Sequence[str | None] | None = None) -> list[str]:
+    """The ``system`` of each run file: its runid, or its path when runids are not unique;
+    `tags`: the files' runids when already read (`run_tags`), else they are read here."""
     files = [readable(f, "run") for f in files]  # (a named pipe is read once: its copy here)
-    tags = run_tags(files)
+    tags = run_tags(files) if tags is None else list(tags)
     if len(set(tags)) == len(tags) and None not in tags:
         return [str(t) for t in tags]
     return [str(_shown(f)) for f in files]
+
+
+class RunFiles(tuple):
+    """TREC run files (a tuple of their paths) with the system of each (`run_names`), as the
+    input stage resolved them: `scan_run` names the systems by `names` and reads no file's
+    tag again, wherever the paths are passed on (a plan, curves)."""
+
+    names: tuple[str, ...]
+
+    def __new__(cls, paths: Iterable[str | Path], names: Iterable[str]) -> RunFiles:
+        files = super().__new__(cls, paths)
+        files.names = tuple(names)
+        if len(files.names) != len(files):
+            msg = f"RunFiles: {len(files.names)} names for {len(files)} run files"
+            raise InputError(msg)
+        return files
+
+    def __getnewargs__(self) -> tuple[tuple[str | Path, ...], tuple[str, ...]]:
+        return tuple(self), self.names
 
 
 def _files(paths: str | Path | list[str | Path]) -> list[Path]:
@@ -1086,12 +1107,15 @@ def _files(paths: str | Path | list[str | Path]) -> list[Path]:
     return [readable(p, "run") for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
 
 
-def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
+def scan_run(
+    paths: str | Path | list[str | Path], names: Sequence[str] | None = None
+) -> pl.LazyFrame:
     """Read TREC run files lazily: columns ``system``, ``query``, ``doc``, ``score``.
 
     Each file is one run, as in trec_eval; its ``system`` is the tag of its first line (the
-    runid), or the file path when several files share a runid. The rank column is ignored,
-    and so are fields after the sixth (as trec_eval does).
+    runid), or the file path when several files share a runid. `names`: each file's
+    ``system`` instead, when the caller has read the tags already (none is read again). The
+    rank column is ignored, and so are fields after the sixth (as trec_eval does).
     A malformed line (wrong number of fields, a score that is not a number) raises
     `InputError` naming the file, the line number and its content when the frame is collected.
     """
@@ -1099,7 +1123,12 @@ def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     if not files:
         msg = "scan_run: no run file given"
         raise InputError(msg)
-    systems = run_names(files)
+    if names is None:
+        names = paths.names if isinstance(paths, RunFiles) else run_names(files)
+    if len(names) != len(files):
+        msg = f"scan_run: {len(names)} names for {len(files)} run files"
+        raise InputError(msg)
+    systems = [str(n) for n in names]
     schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
     numeric = {"score": pl.Float64}
     together, apart = _read_together(files)

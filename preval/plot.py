@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import engines, extras, inputs, io
+from . import engines, extras, inputs, io, validate
 from .curves import KINDS, curve
 from .errors import InputError, MissingColumnError
 from .options import Options, accepts
@@ -309,9 +309,10 @@ def _joined(data, qrels, trec: bool, options: Options):
     if columns.doc not in schema:
         msg = f"input: missing doc column {columns.doc!r}, needed to join the run with qrels"
         raise MissingColumnError(msg)
+    sources = validate.path_sources({"qrels": qrels})  # (a qrels rule names the file)
     if io.is_trec(qrels, options.input_format, "qrels"):
         qrels = io.scan_qrels(qrels)
-    table = joined_table(run, qrels, columns, "error")
+    table = joined_table(run, qrels, columns, "error", sources)
     if options.semantics.queries == "retrieved":
         group = [*columns.by, columns.query]
         table = table.filter(pl.col(columns.score).is_not_null().any().over(group))

@@ -544,6 +544,54 @@ def test_a_fractional_qrels_label_is_not_an_integer(capsys, tmp_path: Path) -> N
     assert "not a number" not in err
 
 
+# trec_eval refuses qrels that judge a document twice, whatever the measure (exit 4):
+#   $ trec_eval -m ndcg_rel qrels.txt run.txt
+#   trec_eval.form_res_rels: duplicate docs d1
+#   trec_eval: Can't calculate measure 'ndcg_rel'
+# (-m map says the same). preval names the qrels file for every measure: map checks the qrels
+# beside the run, ndcg_rel, G, Rndcg (all_trec has them) join the qrels into the run first, which
+# blamed the run ("input run.txt: 2 rows repeat ...; example: system 'r', ... (run file ...)").
+DUPLICATE_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 1\nq2 0 d3 1\n"
+DUPLICATE_IN_QRELS = ("2 rows repeat a (query, doc) pair", "example: query 'q1', doc 'd1'")
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".parquet"])
+@pytest.mark.parametrize("measure", ["map", "ndcg_rel", "G", "Rndcg", "all_trec"])
+def test_a_judgment_given_twice_is_the_qrels_whatever_the_measure(
+    capsys, tmp_path: Path, measure: str, suffix: str
+) -> None:
+    qrels, run_txt = tmp_path / f"qrels{suffix}", tmp_path / "run.txt"
+    qrels.write_text(DUPLICATE_QRELS)
+    if suffix == ".parquet":  # a qrels table beside TREC run files
+        preval.scan_qrels(qrels).collect().write_parquet(qrels)
+    run_txt.write_text("q1 Q0 d1 1 0.9 r\nq1 Q0 d2 2 0.8 r\nq2 Q0 d3 1 0.5 r\n")
+    rc, err = run(capsys, "trec", "-m", measure, qrels, run_txt)
+    one_line_error(rc, err, f"preval: error: qrels {qrels}: ", *DUPLICATE_IN_QRELS)
+    assert "run.txt" not in err
+
+
+@pytest.mark.parametrize("measure", ["AP", "nDCGRel", "G"])
+def test_a_judgment_given_twice_in_a_qrels_table_is_the_qrels(
+    capsys, tmp_path: Path, measure: str
+) -> None:
+    qrels, run_csv = tmp_path / "qrels.csv", tmp_path / "run.csv"
+    qrels.write_text("query,doc,label\n" + DUPLICATE_QRELS.replace(" 0 ", ",").replace(" ", ","))
+    run_csv.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\nq2,d3,0.5\n")
+    rc, err = run(capsys, "evaluate", run_csv, "--qrels", qrels, "-m", measure)
+    one_line_error(rc, err, f"preval: error: qrels {qrels}: ", *DUPLICATE_IN_QRELS)
+    assert "run.csv" not in err
+
+
+def test_a_pooled_curve_refuses_a_judgment_given_twice(capsys, tmp_path: Path) -> None:
+    # the pooled curve reads the run joined with its qrels: the judgment was counted twice
+    qrels, run_txt, picture = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "roc.svg"
+    qrels.write_text(DUPLICATE_QRELS + "q2 0 d4 0\n")
+    run_txt.write_text("q1 Q0 d1 1 0.9 r\nq1 Q0 d2 2 0.8 r\nq2 Q0 d3 1 0.5 r\nq2 Q0 d4 2 0.4 r\n")
+    rc, err = run(capsys, "plot", "roc", run_txt, "--qrels", qrels, "--pool", "-o", picture)
+    one_line_error(rc, err, "preval: error: qrels ", "qrels.txt: ", *DUPLICATE_IN_QRELS)
+    assert not picture.exists()
+
+
 # --- counts are integers in every output, as in the text table -------------------------------
 
 

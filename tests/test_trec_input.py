@@ -13,6 +13,7 @@ real exit code and the absence of a traceback.
 from __future__ import annotations
 
 import gzip
+import pickle
 import random
 import subprocess
 import sys
@@ -271,6 +272,69 @@ def test_same_tag_cli_prefixes_lines_with_paths(
     assert (str(files["a"]), "runid", "all", "runA") in rows
     maps = {r[0]: r[3] for r in rows if r[1] == "map"}
     assert maps[str(files["a"])] == maps[str(copy)]
+
+
+def test_scan_run_takes_the_names_read_once(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`scan_run(names=...)` and `io.RunFiles` name the systems without reading a tag; with
+    neither, `scan_run` reads the tags as before."""
+    from preval.fusion.core import stack
+
+    runs = [files["a"], files["b"]]
+    by_tag = frame(io.scan_run(runs))
+    assert sorted(by_tag["system"].unique()) == ["runA", "runB"]
+    named = io.RunFiles(runs, ["one", "two"])
+    assert pickle.loads(pickle.dumps(named)).names == ("one", "two")
+    reads: list[Path] = []
+    monkeypatch.setattr(io, "_first_tag", lambda path: reads.append(path))
+    for lf in (io.scan_run(runs, names=["one", "two"]), io.scan_run(named)):
+        got = frame(lf)
+        assert got.drop("system").equals(by_tag.drop("system"))
+        assert got.filter(pl.col("system") == "one").height == RUN_A.count("\n")
+    stack({"mine": files["a"]})  # a fused run named by its caller: its tag is not read
+    assert reads == []
+    with pytest.raises(preval.InputError, match="1 names for 2 run files"):
+        io.scan_run(runs, names=["one"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["trec", "-m", "runid", "-m", "map", "{qrels}", "{a}", "{b}"],
+        ["trec", "-m", "runid", "-m", "map", "{qrels}", "{a}", "{copy}"],  # named by path
+        ["evaluate", "{a}", "{b}", "--qrels", "{qrels}", "-m", "AP"],
+        ["compare", "{a}", "{b}", "--qrels", "{qrels}", "-m", "AP"],
+        ["plot", "roc", "{a}", "{b}", "--qrels", "{qrels}", "-o", "{picture}"],  # 2 readers
+    ],
+)
+def test_a_command_reads_each_run_files_tag_once(
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: list[str],
+) -> None:
+    """The input stage reads each run file's tag (first line) once and passes it on: the
+    plan's reader and the runid line do not read it again."""
+    paths = {**files, "copy": write(tmp_path / "copy_of_a.run", RUN_A)}
+    paths["picture"] = tmp_path / "roc.svg"
+    reads: list[Path] = []
+    first_tag = io._first_tag
+
+    def counted(path: Path) -> str | None:
+        reads.append(Path(path))
+        return first_tag(path)
+
+    monkeypatch.setattr(io, "_first_tag", counted)
+    args = [word.format(**{k: str(p) for k, p in paths.items()}) for word in command]
+    rc, out, err = cli(capsys, *args)
+    assert rc == 0, err
+    runs = [a for a in args if a.endswith(".run")]
+    assert sorted(map(str, reads)) == sorted(runs)  # each once
+    if command[0] == "trec":  # the runid still is each file's tag, as trec_eval prints it
+        runids = [r[-1] for r in lines_of(out) if r[-3] == "runid"]
+        assert sorted(runids) == sorted("runB" if "b.run" in r else "runA" for r in runs)
 
 
 # ---------------------------------------------------------------------------------------------

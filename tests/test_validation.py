@@ -352,6 +352,62 @@ def test_same_pair_in_two_systems_is_fine(shape: str) -> None:
     assert got[("s2", "q2")] == 1.0
 
 
+# Measures that read every judged document as a row (nDCGRel, G: `reads_judged_rows`) join the
+# qrels into the run before they rank it. The qrels keep their rules there, and a broken one is
+# the qrels' error, worded as with AP (which checks the qrels beside the run): before, the joined
+# table blamed the input for a judgment given twice (the join doubled the run's row), for a null
+# or NaN label and a null id, and took a null label for an unjudged document (no error).
+QRELS_RULES = [
+    pytest.param(lambda df: set_col(df, "doc", ["d1", "d1", "d3", "d4"]), DuplicateError,
+                 "2 rows repeat a (query, doc) pair", id="duplicate"),
+    pytest.param(lambda df: set_col(df, "label", [1, None, 1, 1]), InvalidValueError,
+                 "column 'label' is null in 1 rows", id="null-label"),
+    pytest.param(lambda df: df.with_columns(label=pl.Series([1.0, NAN, 1.0, 1.0])),
+                 InvalidValueError,
+                 "column 'label' is NaN or infinite in 1 rows", id="nan-label"),
+    pytest.param(lambda df: set_col(df, "doc", ["d1", None, "d3", "d4"]), InvalidValueError,
+                 "column 'doc' is null in 1 rows", id="null-doc"),
+    pytest.param(lambda df: set_col(df, "query", ["q1", None, None, "q2"]), InvalidValueError,
+                 "column 'query' is null in 2 rows", id="null-query"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "error", "text"), QRELS_RULES)
+def test_a_qrels_rule_is_the_qrels_whether_they_are_joined_or_not(
+    change, error: type[PrevalError], text: str
+) -> None:
+    messages = set()
+    for measure in ("AP", "nDCGRel", "G"):
+        lf = evaluate_shape("run+qrels", "qrels", change, [measure])
+        with pytest.raises(error) as info:  # raised when the plan runs, not before
+            lf.collect()
+        messages.add(str(info.value))
+    assert len(messages) == 1, messages  # one wording, whichever way the qrels are read
+    msg = messages.pop()
+    assert msg.startswith("qrels: ")
+    assert text in msg
+
+
+def test_a_judgment_given_twice_is_the_qrels_with_systems_and_segments() -> None:
+    # systems (the run's by column) are crossed with the qrels after the check: the error names
+    # no system; a segment in both tables describes the query: d1 once in each segment is fine
+    r = with_systems(run(), ["s1", "s1", "s2", "s2"], ["d1", "d2", "d1", "d4"])
+    q = qrels().with_columns(pl.Series("doc", ["d1", "d1", "d3", "d4"]))
+    with pytest.raises(DuplicateError) as info:
+        preval.evaluate(r, ["nDCGRel"], qrels=q, by="system").collect()
+    msg = str(info.value)
+    assert msg.startswith("qrels: 2 rows repeat") and "system" not in msg.split("example")[1]
+    assert_example(msg, [("q1", "d1")])
+    segments = ["a", "b", "a", "a"]
+    r2 = run().with_columns(pl.Series("segment", segments))
+    q2 = q.with_columns(pl.Series("segment", segments))
+    out = preval.evaluate(r2, ["nDCGRel", "AP"], qrels=q2, by="segment").collect()
+    assert out.height == 3  # (a, q1), (b, q1), (a, q2)
+    with pytest.raises(DuplicateError, match="example: segment 'a', query 'q1', doc 'd1'"):
+        preval.evaluate(r2, ["nDCGRel"], qrels=q2.with_columns(segment=pl.lit("a")),
+                        by="segment").collect()  # fmt: skip
+
+
 # Hand case: q1 has d1 (score 1.0, non-relevant) and d2 twice (scores 0.5 and 2.0, relevant).
 #   max:   d2 (2.0) ranks before d1 -> AP = 1, P@1 = 1
 #   first: d2 (0.5) ranks after d1  -> AP = 1/2, P@1 = 0

@@ -36,15 +36,17 @@ class Parser(argparse.ArgumentParser):
 @dataclass(frozen=True)
 class Inputs:
     """What a command reads, resolved once: `data` and `qrels` as `build_plan` takes them
-    under `input_format`; `runs` the TREC run files (empty for a table) and `names` the
-    system of each (its run tag, or its path when tags repeat)."""
+    under `input_format` (TREC run files as `io.RunFiles`, named: no reader reads their tags
+    again); `runs` the TREC run files (empty for a table), `names` the system of each (its
+    run tag, or its path when tags repeat) and `tags` its tag (None: none, trec_eval's runid)."""
 
-    data: str | list[str]
+    data: str | io.RunFiles
     qrels: str | pl.LazyFrame | None
     input_format: str
     runs: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     files: tuple[str, ...] = ()  # every file given (inputs and qrels), for sizes and errors
+    tags: tuple[str | None, ...] = ()
 
     def options(self, options: Options) -> Options:
         """`options` with the input format the files were resolved under."""
@@ -102,7 +104,8 @@ def read_inputs(
     if qrels is None:
         msg = f"TREC run file {paths[0]}: give its judgments with --qrels QRELS"
         raise InputError(msg)
-    names = io.run_names([Path(p) for p in paths])
+    tags = io.run_tags([Path(p) for p in paths])  # each file's first line, read once here
+    names = io.run_names([Path(p) for p in paths], tags)
     seen: dict[str, str] = {}
     for path, name in zip(paths, names, strict=True):
         if name in seen and Path(seen[name]).resolve() == Path(path).resolve():
@@ -117,8 +120,9 @@ def read_inputs(
         seen[name] = path
     both_trec = qrels is None or kind(qrels, input_format) == "trec"
     return Inputs(
-        paths, _qrels(qrels, input_format, subtopic, run_is_trec=True),
+        io.RunFiles(paths, names), _qrels(qrels, input_format, subtopic, run_is_trec=True),
         "trec" if both_trec else "auto", tuple(paths), tuple(names), _files(paths, qrels),
+        tuple(tags),
     )  # fmt: skip
 
 

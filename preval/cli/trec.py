@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import polars as pl
 
@@ -176,11 +175,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(report.table(pl.DataFrame(rows)) + "\n")
         return 0
     # a run named by its path (its tag is another run's too) prints its own tag as runid, as
-    # trec_eval does for the file alone; a file without a tag, or a table, its name
-    runids = {}
-    if inputs.runs:  # (TREC files, one name each; a table's runs are its system values)
-        tags = io.run_tags([Path(p) for p in inputs.runs])
-        runids = {name: tag for name, tag in zip(names, tags, strict=True) if tag is not None}
+    # trec_eval does for the file alone; a file without a tag, or a table's run (no tags), its
+    # name. (The tags are the input stage's: each file's first line is read once.)
+    runids = {n: tag for n, tag in zip(inputs.names, inputs.tags, strict=True) if tag is not None}
     for name in names:
         shown = per_query_df.filter(pl.col("system") == name) if args.per_query else None
         if shown is not None and args.complete and args.trec_version < 10:

@@ -189,8 +189,8 @@ def _read_run(
     """One run's rows under canonical names, with its index and input row number; its name."""
     what = f"run {i}" if not isinstance(source, (str, Path)) else f"run {source}"
     if io.is_trec(source, fmt, "run"):
-        lf = io.scan_run(source).drop("system")
         run_name = name or io.run_names([Path(source)])[0]
+        lf = io.scan_run(source, names=[run_name]).drop("system")  # (its tag read once)
         query, doc, score = QUERY, DOC, SCORE
         schema = lf.collect_schema()
     else:

@@ -312,7 +312,7 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
                 "measures cannot read (their judgments are per subtopic): evaluate them apart"
             )
             raise MeasureError(msg)
-        table = stage.joined_table(run_lf, qrels, recipe.columns, sem.duplicates)
+        table = stage.joined_table(run_lf, qrels, recipe.columns, sem.duplicates, recipe.sources)
         columns = dataclasses.replace(recipe.columns, subtopic=None)  # labels per doc now
         plan = build(table, dataclasses.replace(recipe, qrels=None, columns=columns), hints)
         return dataclasses.replace(plan, joined_qrels=True, paths=_paths(data, qrels))

@@ -4,7 +4,7 @@ as placeholder rows; and the joined table for the measures that read every judge
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
@@ -25,7 +25,11 @@ from .aggregate import ORDER
 
 
 def joined_table(
-    run: pl.LazyFrame, qrels: io.Source, columns: Columns, duplicates: str
+    run: pl.LazyFrame,
+    qrels: io.Source,
+    columns: Columns,
+    duplicates: str,
+    sources: Sequence[tuple[str, str]] = (),
 ) -> pl.LazyFrame:
     """A run and its qrels as one joined table, in the run's column names: each (by...,
     query) group's rows with their labels, plus a row with a null score (not retrieved) for
@@ -34,6 +38,9 @@ def joined_table(
 
     For measures that read every judged document of a query as a row (`reads_judged_rows`).
     The values of every measure are the same as with separate qrels (tests/test_properties.py).
+    The qrels keep the data rules of separate qrels (`qrels_checks`), checked before the join:
+    a judgment given twice, a null label or id is the qrels' error, named as theirs
+    (`sources`: the inputs' files, `validate.named`), not the joined table's.
     A group's judged-only rows come after all the run's rows: auto runs such a plan as one
     streaming plan (`Plan.joined_qrels`); the partitioned engine reads it too, and the
     chunked engine refuses it when the groups are split (`NotGroupedError`).
@@ -52,12 +59,60 @@ def joined_table(
         judged = judged.group_by([*described, query, doc]).agg(pl.col(label).max())
     elif duplicates != "error":
         judged = agg.dedupe(judged, [*described, query, doc], label, duplicates)
+    judged = _checked(judged, described, columns, sources)
     if systems:
         judged = run.select(systems).unique().join(judged, how="cross")
     # the run's rows keep their order (ties="input" reads it), the judged-only rows come after
     return run.join(
         judged, on=[*by, query, doc], how="full", coalesce=True, maintain_order="left_right"
     )
+
+
+def _checked(
+    judged: pl.LazyFrame,
+    described: list[str],
+    columns: Columns,
+    sources: Sequence[tuple[str, str]],
+) -> pl.LazyFrame:
+    """`judged` (described..., query, doc, label, the user's names) with the qrels' data rules
+    checked (`qrels_checks`) lazily, as `with_qrels` checks them: each query's judgments in one
+    group_by, whose rows are kept as lists and taken back out (no second read of the qrels)."""
+    query, doc, label = columns.query, columns.doc, columns.label
+    rows = judged.rename({query: QUERY, doc: DOC, label: LABEL})
+    float_label = rows.collect_schema()[LABEL].is_float()
+    keys = {**{b: b for b in described}, QUERY: query}
+    exprs, check = qrels_checks(rows, keys, columns.roles, float_label, sources)
+    grouped = rows.group_by([*described, QUERY]).agg(DOC, LABEL, *exprs)
+    kept = {
+        n: t for n, t in grouped.collect_schema().items()
+        if not n.startswith(validate.CHECK_PREFIX)
+    }  # fmt: skip
+    checked = grouped.map_batches(check, schema=kept).explode([DOC, LABEL])
+    return checked.rename({QUERY: query, DOC: doc, LABEL: label})
+
+
+def qrels_checks(
+    judgments: pl.LazyFrame,
+    keys: dict[str, str],
+    roles: dict[str, str],
+    float_label: bool,
+    sources: Sequence[tuple[str, str]] = (),
+) -> tuple[list[pl.Expr], Callable[[pl.DataFrame], pl.DataFrame]]:
+    """The data rules of qrels, over each query's `judgments` (internal DOC and LABEL columns):
+    every row is a judgment (a label, not null; finite when the qrels' label column is a
+    float, `float_label`), doc ids are not null, a document is judged once per query. Returns
+    the counters of a group_by on `keys` (internal name -> the user's: qkeys..., query) and
+    the `map_batches` function that raises on the first broken rule, naming the qrels (their
+    file when `sources` has it)."""
+    rules = validate.row_checks(
+        has_doc=True,
+        has_score=False,
+        label_may_be_null=False,
+        has_pad=False,
+        float_label=float_label,
+    )
+    exprs = validate.check_exprs(rules, has_doc=True, has_pad=False)
+    return exprs, validate.checker(rules, keys, roles, "qrels", judgments, sources)
 
 
 def check_qrels(schema: pl.Schema, query: str, doc: str, label: str) -> None:
@@ -153,23 +208,17 @@ def with_qrels(
     judgments = judgments.cache()
 
     # Per-query judgment statistics, with the same expressions a joined table uses on its rows.
-    q_rules = validate.row_checks(
-        has_doc=True,
-        has_score=False,
-        label_may_be_null=False,
-        has_pad=False,
-        float_label=q_schema[label].is_float(),
-    )
-    stats = judgments.group_by([*qkeys, QUERY]).agg(
-        *agg.judgment_totals(ranking, pl.len()),
-        *validate.check_exprs(q_rules, has_doc=True, has_pad=False),
-    )
     q_names = {**{k: user[k] for k in qkeys}, QUERY: query}
+    float_label = q_schema[label].is_float()
+    checks, check = qrels_checks(judgments, q_names, roles, float_label, sources)
+    stats = judgments.group_by([*qkeys, QUERY]).agg(
+        *agg.judgment_totals(ranking, pl.len()), *checks
+    )
     stats_schema = {
         n: t for n, t in stats.collect_schema().items() if not n.startswith(validate.CHECK_PREFIX)
     }
     stats = stats.map_batches(
-        validate.checker(q_rules, q_names, roles, "qrels", judgments, sources),
+        check,
         schema=stats_schema,
     ).cache()
 
