@@ -94,8 +94,12 @@ def compare(
         difference / standard deviation of the differences; null when that is 0). A table,
         not a lazy plan: the tests need the numbers.
 
-    Edge cases: fewer than 2 queries, or differences that are all equal, give a null p-value
-    for the t-test (scipy returns NaN) and p = 1 for the others when every difference is 0.
+    Edge cases: fewer than 2 queries give a null p-value for the t-test, the bootstrap and
+    Tukey's HSD (and null intervals); every difference 0 gives a null p-value for the t-test
+    (0 / 0: scipy returns NaN) and p = 1 for the others; differences that are all equal but
+    not 0 give the t-test p = 0 (t is infinite, as scipy's), with a null effect size; equal
+    only up to rounding (0.6 - 0.5 and 0.2 - 0.1), a tiny sd gives a huge t and effect size,
+    as scipy's `ttest_rel` does (which warns of the lost precision).
     """
     check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
@@ -484,10 +488,18 @@ def bootstrap_p(
     A resample of the n queries is a row of counts w (how often each query was drawn, n in
     all), so the resampled means of every comparison are one matrix product, w @ d / n, and
     the centred mean is that minus the observed mean: one draw serves every comparison.
+
+    Edge cases: fewer than 2 queries: null p-values and bounds (a single query has no
+    bootstrap distribution). On few queries the test is liberal: when every difference has
+    one sign and the largest is under twice the mean, no resample's centred mean reaches the
+    observed one (with 2 queries, always), so p = 1 / (R + 1) where the randomization test's
+    exact p-value is at least 2 / 2^n.
     """
     d = np.asarray(d, dtype=np.float64)
     n, k = d.shape
-    if n == 0:
+    if n < 2:
+        # one query resamples to itself: no spread, so any nonzero difference would reach
+        # p = 1 / (R + 1) and a zero-width interval; like the t-test, no test at all
         return [None] * k, [None] * k, [None] * k
     observed = d.mean(axis=0)
     boot = np.empty((n_resamples, k))
