@@ -56,15 +56,19 @@ def compare(
         Measure columns to compare (default: every rate; counts such as NumRet are not tested).
     test
         ``"t"``: paired two-sided t-test (`scipy.stats.ttest_rel`); ``"wilcoxon"``: Wilcoxon
-        signed-rank test, zero differences dropped (scipy's ``zero_method="wilcox"``, exact
-        distribution for small samples without ties, else the normal approximation);
+        signed-rank test, zero differences dropped (``scipy.stats.wilcoxon(d,
+        zero_method="wilcox")`` with scipy's default ``method="auto"``, which by the number
+        of differences, zeros and ties takes the exact distribution, an enumeration of the
+        sign flips or the normal approximation without continuity correction; docs/compare.md
+        says when);
         ``"randomization"``: Fisher's paired randomization test, the p-value
         (b + 1) / (R + 1) where b of R random sign flips of the differences give a mean at
         least as far from 0 as the observed one; ``"bootstrap"``: the paired bootstrap of the
         mean difference, p = (b + 1) / (R + 1) where b of R resampled means of the centred
         differences are at least as far from 0 as the observed mean; ``"tukey"``: Tukey's
-        HSD across all systems (scipy's `tukey_hsd` on each system's per-query values, which
-        controls the family-wise error itself: no further correction).
+        HSD across all systems (scipy's `tukey_hsd` on each system's per-query values, as
+        ranx's ``"tukey"``: the one-way test, which does not pair the queries, so weaker than
+        the paired tests; it controls the family-wise error itself: no further correction).
     correction
         Over the comparisons of one measure: ``"holm"`` (default), ``"bonferroni"``,
         ``"fdr_bh"`` (Benjamini-Hochberg) or ``"none"``.

@@ -8,6 +8,8 @@ pasted as literals, each with the call that produced it; scipy is called directl
 
 from __future__ import annotations
 
+import itertools
+import math
 import warnings
 
 import numpy as np
@@ -16,6 +18,9 @@ import pytest
 from scipy import stats
 
 import preval
+from preval import power
+from preval.significance import corrected_p
+from tests.test_compare import by_pair, tie_free_per_query
 
 
 def pairs(a: list[float], b: list[float]) -> pl.DataFrame:
@@ -24,6 +29,93 @@ def pairs(a: list[float], b: list[float]) -> pl.DataFrame:
     return pl.DataFrame(
         {"system": ["A"] * len(a) + ["B"] * len(b), "query": queries + queries, "AP": a + b}
     )
+
+
+# --- multiple comparisons: statsmodels ------------------------------------------------------
+P = [0.01, 0.04, 0.03, 0.04, 0.2, 0.0005]  # a tie (0.04 twice), unsorted
+MULTIPLETESTS = {  # statsmodels 0.15.0: multipletests(P, method=m)[1].tolist()
+    "holm": [0.05, 0.12, 0.12, 0.12, 0.2, 0.003],
+    "bonferroni": [0.06, 0.24, 0.18, 0.24, 1.0, 0.003],
+    "fdr_bh": [0.030000000000000002, 0.048, 0.048, 0.048, 0.2, 0.003],
+}
+
+
+@pytest.mark.parametrize("method", sorted(MULTIPLETESTS))
+def test_corrections_equal_statsmodels_multipletests(method: str) -> None:
+    assert corrected_p(P, method) == pytest.approx(MULTIPLETESTS[method], abs=1e-15)
+    # a null p-value (a comparison without a test) is no member of the family
+    with_null = corrected_p([*P[:2], None, *P[2:]], method)
+    assert with_null[2] is None
+    assert [v for v in with_null if v is not None] == pytest.approx(MULTIPLETESTS[method])
+
+
+# --- power: statsmodels' TTestPower (a paired t-test is a one-sample t-test) ----------------
+def test_power_equals_statsmodels_ttestpower() -> None:
+    # TTestPower().power(effect_size=0.1, nobs=300, alpha=0.05, alternative="two-sided")
+    assert float(power.paired_t_power(0.02, 0.2, 300)) == pytest.approx(0.40780935289326653)
+    # TTestPower().power(effect_size=1/3, nobs=10, alpha=0.01, alternative="two-sided")
+    got = float(power.paired_t_power(0.1, 0.3, 10, alpha=0.01))
+    assert got == pytest.approx(0.0448930842275142, rel=1e-12)
+    # TTestPower().solve_power(effect_size=0.4, alpha=0.05, power=0.9, ...) = 67.62...: the
+    # least whole number of queries is its ceiling
+    assert int(power.queries_needed(0.1, 0.25, power=0.9)) == math.ceil(67.62139364383712)
+    # TTestPower().solve_power(effect_size=0.08, alpha=0.05, power=0.8, ...) = 1228.31
+    assert int(power.queries_needed(0.016, 0.2)) == math.ceil(1228.3065677399675)
+    # TTestPower().solve_power(nobs=50, alpha=0.05, power=0.8, ...) = 0.40418...: the
+    # standardized detectable difference (statsmodels' root finder stops at about 1e-8)
+    got = float(power.detectable_difference(50, 0.2))
+    assert got == pytest.approx(0.2 * 0.4041829997377859, rel=1e-7)
+
+
+# --- Tukey's HSD: ranx ------------------------------------------------------------------------
+# ranx 0.3.21 on tests/data/compare (as tests/test_compare.py's other ranx numbers):
+# compare(qrels, runs, ["map", "ndcg@10", "mrr"], stat_test="tukey", make_comparable=True,
+#         rounding_digits=20).comparisons[x, y][metric]["p_value"]
+RANX_TUKEY = {
+    ("a", "b", "AP"): 0.004963003592259541, ("a", "b", "nDCG@10"): 0.0011180533626367062,
+    ("a", "b", "RR"): 0.09860070137892274, ("a", "c", "AP"): 0.45305690503564555,
+    ("a", "c", "nDCG@10"): 0.11637757619374867, ("a", "c", "RR"): 0.2969459969140673,
+    ("b", "c", "AP"): 0.1172078383719668, ("b", "c", "nDCG@10"): 0.22754504140492904,
+    ("b", "c", "RR"): 0.8289738507231977,
+}  # fmt: skip
+
+
+def test_tukey_equals_ranx_and_ignores_the_pairing() -> None:
+    per_query = tie_free_per_query()
+    got = by_pair(preval.compare(per_query, test="tukey", correction="holm"))
+    paired = by_pair(preval.compare(per_query, test="t", correction="none"))
+    for key, p in RANX_TUKEY.items():
+        assert got[key]["p_value"] == pytest.approx(p, rel=1e-9)
+        assert got[key]["p_corrected"] == got[key]["p_value"]  # no correction on top
+    # Tukey's HSD is the one-way (unpaired) test: on a-b AP it is weaker than the paired
+    # t-test even though it is one of only three comparisons (ranx's "student": 0.00188)
+    assert paired["a", "b", "AP"]["p_value"] < got["a", "b", "AP"]["p_value"] / 2
+
+
+# --- Wilcoxon: zero and tied differences ------------------------------------------------------
+def test_wilcoxon_drops_zero_differences_as_scipy_wilcox() -> None:
+    base = [0.10, 0.20, 0.30, 0.40, 0.50, 0.15, 0.25, 0.35, 0.45, 0.55, 0.60, 0.70]
+    # two zero differences, and |d| = 0.25 three times (a tie): exact sums of quarters
+    diff = [0.0, 0.0, 0.25, 0.25, -0.25, 0.125, 0.375, -0.0625, 0.5, 0.1875, 0.3125, 0.4375]
+    system = [b + d for b, d in zip(base, diff, strict=True)]
+    got = preval.compare(pairs(base, system), baseline="A", test="wilcoxon", correction="none")
+    x, y = np.array(system), np.array(base)
+    expected = stats.wilcoxon(x, y, zero_method="wilcox").pvalue
+    assert got["p_value"][0] == pytest.approx(expected, rel=1e-12)
+    # Wilcoxon's rule: the zeros are dropped and the test runs on the ten others. With zeros
+    # or ties and at most 13 differences, scipy's method="auto" (1.17) enumerates all 2^10
+    # sign assignments: p = 22 / 1024, the share whose signed-rank sum W+ is as far from
+    # its mean as the observed one (computed here without scipy's test)
+    nonzero = (x - y)[x != y]
+    ranks = stats.rankdata(np.abs(nonzero))  # average ranks: 0.25 is tied three times
+    centre = ranks.sum() / 2
+    observed = abs(ranks[nonzero > 0].sum() - centre)
+    signs = np.array(list(itertools.product((0, 1), repeat=nonzero.size)))
+    extreme = np.abs(signs @ ranks - centre) >= observed - 1e-9
+    assert extreme.mean() == 22 / 1024
+    assert got["p_value"][0] == pytest.approx(22 / 1024, rel=1e-12)
+    # Pratt's rule (zeros ranked, then dropped) is another number: not preval's
+    assert stats.wilcoxon(x, y, zero_method="pratt").pvalue != pytest.approx(expected)
 
 
 # --- edge cases -------------------------------------------------------------------------------
