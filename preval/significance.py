@@ -103,7 +103,10 @@ def compare(
     (0 / 0: scipy returns NaN) and p = 1 for the others; differences that are all equal but
     not 0 give the t-test p = 0 (t is infinite, as scipy's), with a null effect size; equal
     only up to rounding (0.6 - 0.5 and 0.2 - 0.1), a tiny sd gives a huge t and effect size,
-    as scipy's `ttest_rel` does (which warns of the lost precision).
+    as scipy's `ttest_rel` does (which warns of the lost precision). A NaN value (unlike a
+    missing one, a null) makes its pairs' means, delta, interval, p-value and effect size
+    null, and they leave the correction's family; for Tukey's HSD, which pools every
+    system's variance, every pair's.
     """
     check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
@@ -393,6 +396,13 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
     elif test == "tukey":
         p, intervals = _tukey(x, cols, base, alpha)
         low, high = [i[0] for i in intervals], [i[1] for i in intervals]
+    # a NaN value (a missing one is null) leaves its pair's mean difference undefined: no
+    # test of it either (the resampling tests, comparing with a NaN mean, would count no
+    # resample as extreme and give p = 1 / (R + 1)); a NaN p-value (scipy's) is null too
+    undefined = np.isnan(delta).tolist()
+    p, low, high = ([None if u or v is None or v != v else v
+                     for u, v in zip(undefined, column, strict=True)]
+                    for column in (p, low, high))  # fmt: skip
     mean_y = _nulls(means[base])
     delta_list = _nulls(delta)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -401,7 +411,8 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
         "system": [str(s) for s, _ in pairs], "baseline": [str(b) for _, b in pairs],
         "measure": [name] * k, "queries": [n] * k, "queries_filled": filled,
         "mean": _nulls(means[cols]), "baseline_mean": mean_y, "delta": delta_list,
-        "relative_delta": [d / m if m else None for d, m in zip(delta_list, mean_y, strict=True)],
+        "relative_delta": [d / m if m and d is not None else None
+                           for d, m in zip(delta_list, mean_y, strict=True)],
         "ci_low": low, "ci_high": high, "p_value": p,
         "wins": stats["wins"], "ties": stats["ties"], "losses": stats["losses"],
         "effect_size": _nulls(effect),

@@ -141,3 +141,29 @@ def test_equal_nonzero_differences_give_the_t_test_p_zero() -> None:
     assert row["p_value"] == expected == 0.0
     assert row["effect_size"] is None
     assert row["ci_low"] == row["ci_high"] == 0.5
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon", "randomization", "bootstrap", "tukey"])
+def test_a_nan_value_leaves_its_comparisons_untested(test: str) -> None:
+    nan = float("nan")
+    table = pl.DataFrame(
+        {
+            "system": ["a"] * 5 + ["b"] * 5 + ["c"] * 5,
+            "query": [f"q{i}" for i in range(5)] * 3,
+            "AP": [0.1, 0.2, 0.3, 0.4, 0.5, 0.3, 0.3, 0.6, 0.5, 0.9, 0.2, nan, 0.4, 0.6, 0.7],
+        }
+    )
+    got = by_pair(preval.compare(table, test=test, correction="holm", n_resamples=999))
+    for pair in (("a", "c", "AP"), ("b", "c", "AP")):  # c's mean difference is undefined
+        row = got[pair]
+        assert row["delta"] is None and row["relative_delta"] is None
+        # before: the resampling tests compared with a NaN mean, counted no resample as
+        # extreme and called the pair significant at p = 1 / (R + 1); Wilcoxon and Tukey
+        # gave NaN p-values that counted in the Holm family
+        assert (row["p_value"], row["p_corrected"], row["ci_low"]) == (None, None, None)
+        assert row["significant"] is False
+    if test != "tukey":  # Tukey's HSD pools every system's variance: the NaN reaches a-b
+        clean = preval.compare(table.filter(pl.col("system") != "c"), test=test,
+                               correction="none", n_resamples=999)  # fmt: skip
+        # the pair without the NaN is a family of one: Holm leaves its p-value alone
+        assert got["a", "b", "AP"]["p_corrected"] == pytest.approx(clean["p_value"][0])
