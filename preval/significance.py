@@ -304,7 +304,15 @@ def universe(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One measure's values as a queries x systems matrix, and which were present: the pairing
     `compare` tests on (`missing` as there; 0 where a system lacks a query). For a picture of
-    the comparison (`preval.plot.compare_plot`)."""
+    the comparison (`preval.plot.compare_plot`). `systems` are every system of the table
+    (the query universe depends on all of them), in the order of the matrix's columns."""
+    have = set(table[by].unique().drop_nulls().to_list())
+    if have != set(systems):
+        msg = (
+            f"universe: systems must be every system of column {by!r} (the query universe "
+            f"depends on all of them): got {list(systems)}, the table has {sorted(have)}"
+        )
+        raise InputError(msg)
     x, present = _universes(table, [name], by, query, systems, missing)[name]
     return x.T, present.T
 

@@ -19,7 +19,8 @@ from scipy import stats
 
 import preval
 from preval import power
-from preval.significance import corrected_p
+from preval.errors import InputError
+from preval.significance import corrected_p, universe
 from tests.test_compare import by_pair, tie_free_per_query
 
 
@@ -167,3 +168,13 @@ def test_a_nan_value_leaves_its_comparisons_untested(test: str) -> None:
                                correction="none", n_resamples=999)  # fmt: skip
         # the pair without the NaN is a family of one: Holm leaves its p-value alone
         assert got["a", "b", "AP"]["p_corrected"] == pytest.approx(clean["p_value"][0])
+
+
+def test_universe_names_the_systems_it_needs() -> None:
+    table = pairs([0.1, 0.2], [0.3, 0.4]).vstack(pairs([0.1, 0.2], [0.5, 0.6]).filter(system="B")
+                                                  .with_columns(system=pl.lit("C")))  # fmt: skip
+    x, present = universe(table, "AP", "system", "query", ["C", "A", "B"], "zero")
+    assert x.tolist() == [[0.5, 0.1, 0.3], [0.6, 0.2, 0.4]]  # queries x systems as asked
+    assert present.all()
+    with pytest.raises(InputError, match="every system of column 'system'"):
+        universe(table, "AP", "system", "query", ["A", "B"], "zero")  # was a Polars cast error
