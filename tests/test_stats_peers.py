@@ -178,3 +178,23 @@ def test_universe_names_the_systems_it_needs() -> None:
     assert present.all()
     with pytest.raises(InputError, match="every system of column 'system'"):
         universe(table, "AP", "system", "query", ["A", "B"], "zero")  # was a Polars cast error
+
+
+def test_a_repeated_row_counts_once_in_power_as_in_compare_and_risk() -> None:
+    # B gives q3 twice: its first row counts (compare's and risk's rule); the power
+    # analysis's self-join used to pair both copies, 4 queries and a delta of 0.275
+    table = pl.DataFrame(
+        {
+            "system": ["A", "A", "A", "B", "B", "B", "B"],
+            "query": ["q1", "q2", "q3", "q1", "q2", "q3", "q3"],
+            "AP": [0.1, 0.2, 0.3, 0.3, 0.3, 0.5, 0.9],
+        }
+    )
+    d = np.array([0.3 - 0.1, 0.3 - 0.2, 0.5 - 0.3])  # the first rows' differences
+    row = power.analysis(table, baseline="A").collect().row(0, named=True)
+    assert row["queries"] == 3
+    assert row["delta_observed"] == pytest.approx(d.mean())
+    assert row["sd"] == pytest.approx(d.std(ddof=1))
+    assert preval.compare(table, baseline="A")["delta"][0] == pytest.approx(d.mean())
+    risk = preval.risk_summary(table, baseline="A", alpha=0).collect()
+    assert risk["urisk"][0] == pytest.approx(d.mean())
