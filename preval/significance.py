@@ -101,9 +101,10 @@ def compare(
     Edge cases: fewer than 2 queries give a null p-value for the t-test, the bootstrap and
     Tukey's HSD (and null intervals); every difference 0 gives a null p-value for the t-test
     (0 / 0: scipy returns NaN) and p = 1 for the others; differences that are all equal but
-    not 0 give the t-test p = 0 (t is infinite, as scipy's), with a null effect size; equal
-    only up to rounding (0.6 - 0.5 and 0.2 - 0.1), a tiny sd gives a huge t and effect size,
-    as scipy's `ttest_rel` does (which warns of the lost precision). A NaN value (unlike a
+    not 0 give the t-test p = 0 (t is infinite, as scipy's), with a null effect size and a
+    zero-width interval; so do differences equal up to rounding (0.6 - 0.5 and 0.2 - 0.1:
+    an sd at most 1e-12 of the mean difference is taken as 0), where scipy's `ttest_rel`
+    warns of lost precision and returns a t of about 1e15 from the rounding. A NaN value (unlike a
     missing one, a null) makes its pairs' means, delta, interval, p-value and effect size
     null, and they leave the correction's family; for Tukey's HSD, which pools every
     system's variance, every pair's.
@@ -319,6 +320,8 @@ def universe(
 
 # the differences of every pair over this many bytes of queries at a time: they stay in cache
 CHUNK_BYTES = 2**20
+# an sd at most this fraction of the mean is rounding: the values are equal (t would be 1e12)
+EQUAL = 1e-12
 
 
 def _paired_stats(x: np.ndarray, cols: np.ndarray, base: np.ndarray) -> dict[str, np.ndarray]:
@@ -358,6 +361,9 @@ def _paired_stats(x: np.ndarray, cols: np.ndarray, base: np.ndarray) -> dict[str
     mean = total / n if n else np.full(k, np.nan)
     sum_sq = np.maximum(squares - n * (mean - center) ** 2, 0.0) if n else squares
     sd = np.sqrt(sum_sq / (n - 1)) if n > 1 else np.zeros(k)
+    # differences equal up to rounding (0.6 - 0.5 and 0.2 - 0.1) leave an sd of about 1e-17
+    # that would make t and d_z about 1e15: take them as equal, as exactly equal ones are
+    sd = np.where(sd <= EQUAL * np.abs(mean), 0.0, sd)
     return {"mean": mean, "sd": sd, "wins": wins, "ties": ties, "losses": losses}
 
 

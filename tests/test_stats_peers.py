@@ -198,3 +198,22 @@ def test_a_repeated_row_counts_once_in_power_as_in_compare_and_risk() -> None:
     assert preval.compare(table, baseline="A")["delta"][0] == pytest.approx(d.mean())
     risk = preval.risk_summary(table, baseline="A", alpha=0).collect()
     assert risk["urisk"][0] == pytest.approx(d.mean())
+
+
+def test_differences_equal_up_to_rounding_are_equal() -> None:
+    base = [0.1, 0.5, 0.3, 0.7]
+    table = pairs(base, [b + 0.1 for b in base])
+    d = np.array([b + 0.1 for b in base]) - np.array(base)
+    assert d.std(ddof=1) > 0  # 0.1 apart in decimal, not in binary floating point
+    with warnings.catch_warnings():  # "catastrophic cancellation": a t from the rounding
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert stats.ttest_rel(d, np.zeros(4)).statistic > 1e14
+    row = preval.compare(table, baseline="A", test="t", correction="none").row(0, named=True)
+    # as exactly equal differences: t infinite, p 0, no effect size (was d_z = 2.8e15)
+    assert row["p_value"] == 0.0
+    assert row["effect_size"] is None
+    assert row["ci_low"] == row["ci_high"] == pytest.approx(0.1)
+    # TRisk: every r_q equal, so null as documented (was 4.4e15 with p = 2.6e-47)
+    risk = preval.risk_summary(table, baseline="A", alpha=1).collect().row(0, named=True)
+    assert risk["urisk"] == pytest.approx(0.1)
+    assert (risk["trisk"], risk["p_value"]) == (None, None)
