@@ -92,7 +92,8 @@ def compare(
         ``mean`` (of the system), ``baseline_mean``, ``delta`` (mean difference, system minus
         baseline), ``relative_delta`` (delta / baseline mean; null when that is 0),
         ``ci_low``/``ci_high`` (confidence interval of delta: the t interval for the t-test,
-        the bootstrap percentile interval for the bootstrap, else the t interval),
+        the bootstrap percentile interval for the bootstrap, Tukey's simultaneous interval
+        (scipy's) for Tukey's HSD, else the t interval),
         ``p_value``, ``p_corrected``, ``significant``, ``wins``/``ties``/``losses`` (queries
         where the system scores higher / equal / lower), ``effect_size`` (Cohen's d_z: mean
         difference / standard deviation of the differences; null when that is 0). A table,
