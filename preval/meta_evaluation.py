@@ -356,8 +356,9 @@ def discriminative_power(
     measures
         Measure columns (default: every rate, as `compare`).
     test, alpha, n_resamples, seed, missing, by, query
-        As for `preval.compare`. A pair whose p-value is null (the t-test on fewer than two
-        queries) is not significant and comes last on the curve.
+        As for `preval.compare`. A pair whose p-value is null (fewer than two queries for the
+        t-test, the bootstrap or Tukey's HSD; a NaN value) is not significant and comes
+        last on the curve.
 
     Returns
     -------
