@@ -19,6 +19,7 @@ from scipy import stats
 
 import preval
 from preval import power
+from preval.cli import main
 from preval.errors import InputError
 from preval.significance import corrected_p, universe
 from tests.test_compare import by_pair, tie_free_per_query
@@ -217,3 +218,12 @@ def test_differences_equal_up_to_rounding_are_equal() -> None:
     risk = preval.risk_summary(table, baseline="A", alpha=1).collect().row(0, named=True)
     assert risk["urisk"] == pytest.approx(0.1)
     assert (risk["trisk"], risk["p_value"]) == (None, None)
+
+
+def test_the_paper_caption_names_no_correction_on_tukey(capsys) -> None:
+    argv = ["compare", "fixtures/example.parquet", "-m", "AP", "--test", "tukey"]
+    assert main([*argv, "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    # compare applies none (the studentized range holds the level): the caption said "holm"
+    assert "(Tukey's HSD, family-wise per measure, alpha = 0.05)" in out
+    assert "holm" not in out
