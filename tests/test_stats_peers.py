@@ -70,7 +70,7 @@ def test_power_equals_statsmodels_ttestpower() -> None:
 
 
 # --- Tukey's HSD: ranx ------------------------------------------------------------------------
-# ranx 0.3.21 on tests/data/compare (as tests/test_compare.py's other ranx numbers):
+# ranx 0.3.21 on tests/data/compare (benchmarks/peers/ranx_compare_golden.py prints them):
 # compare(qrels, runs, ["map", "ndcg@10", "mrr"], stat_test="tukey", make_comparable=True,
 #         rounding_digits=20).comparisons[x, y][metric]["p_value"]
 RANX_TUKEY = {
