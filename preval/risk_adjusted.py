@@ -173,7 +173,9 @@ def risk_summary(
       baseline after weighing losses, TRisk < -2 that it is significantly riskier.
       ``p_value`` is its two-sided p-value, 2 · P(T_{n-1} > |TRisk|) (scipy).
 
-    Edge cases: with fewer than two queries, or when every r_q is equal (SE = 0, or at most
+    Edge cases: a NaN value (not a missing one, a null) makes delta, URisk, SE and TRisk
+    null, as in `preval.compare`, and is no win, tie or loss. With fewer than two queries,
+    or when every r_q is equal (SE = 0, or at most
     1e-12 of URisk: equal up to rounding, as 0.6 - 0.5 and 0.2 - 0.1), SE is 0, tiny or
     null and TRisk and its p-value are null.
 
@@ -193,7 +195,8 @@ def risk_summary(
         rows.group_by("system", "baseline", "measure")
         .agg(
             n.alias("queries"),
-            (pl.col("delta") > 0).sum().alias("wins"),
+            # Polars orders NaN above every number: a NaN delta is no win
+            ((pl.col("delta") > 0) & pl.col("delta").is_not_nan()).sum().alias("wins"),
             (pl.col("delta") == 0).sum().alias("ties"),
             (pl.col("delta") < 0).sum().alias("losses"),
             pl.col("delta").mean(),
@@ -201,6 +204,9 @@ def risk_summary(
             se.alias("se"),
         )
         .with_columns(
+            # a NaN value (a missing one is null) leaves the mean undefined: null, as in
+            # `preval.compare`, rather than NaN (which Polars would also rank above 1e-12)
+            pl.col("delta", "urisk", "se").fill_nan(None),
             pl.lit(alpha, pl.Float64).alias("alpha"),
             # an SE at most 1e-12 of URisk is rounding (r_q equal up to it, as 0.6 - 0.5 and
             # 0.2 - 0.1): equal r_q, no TRisk, rather than one of about 1e15

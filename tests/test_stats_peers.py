@@ -227,3 +227,14 @@ def test_the_paper_caption_names_no_correction_on_tukey(capsys) -> None:
     # compare applies none (the studentized range holds the level): the caption said "holm"
     assert "(Tukey's HSD, family-wise per measure, alpha = 0.05)" in out
     assert "holm" not in out
+
+
+def test_a_nan_value_is_no_win_and_leaves_urisk_null() -> None:
+    nan = float("nan")
+    table = pairs([0.2, nan, 0.3], [0.5, 0.4, 0.6])
+    row = preval.risk_summary(table, baseline="A", alpha=1).collect().row(0, named=True)
+    # Polars orders NaN above every number: the NaN difference counted as a third win
+    assert (row["wins"], row["ties"], row["losses"]) == (2, 0, 0)
+    assert (row["delta"], row["urisk"], row["se"], row["trisk"]) == (None, None, None, None)
+    got = preval.compare(table, baseline="A").row(0, named=True)
+    assert (got["wins"], got["delta"]) == (2, None)  # compare's rule, the same
