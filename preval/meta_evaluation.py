@@ -82,7 +82,8 @@ def agreement(
 
     Each ranking orders the systems by a score, highest first: a summary table's value, or a
     per-query table's mean over its rows (the table has a `query` column; null values are
-    left out of the mean, as `preval.summarize` does). The rankings compared are
+    left out of the mean, as `preval.summarize` does: a system that lacks a query is ranked
+    on the others, where `preval.compare` scores it 0 there). The rankings compared are
 
     * ``agreement(per_query, measure="AP", other="nDCG@10")``: two measures of one table;
     * ``agreement(per_query_a, per_query_b, measure="AP")``: one measure of two tables (two
@@ -356,8 +357,9 @@ def discriminative_power(
     measures
         Measure columns (default: every rate, as `compare`).
     test, alpha, n_resamples, seed, missing, by, query
-        As for `preval.compare`. A pair whose p-value is null (the t-test on fewer than two
-        queries) is not significant and comes last on the curve.
+        As for `preval.compare`. A pair whose p-value is null (fewer than two queries for the
+        t-test, the bootstrap or Tukey's HSD; a NaN value) is not significant and comes
+        last on the curve.
 
     Returns
     -------

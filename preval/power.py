@@ -182,7 +182,8 @@ def analysis(
     -------
     polars.LazyFrame
         One row per (system, baseline, measure): ``queries`` (both systems have a non-null
-        value; the differences are over these), ``delta_observed`` (mean difference, system
+        value; the differences are over these; a (system, query) given twice counts once,
+        its first row, as in `preval.compare`), ``delta_observed`` (mean difference, system
         minus baseline), ``sd`` (of the differences, ddof 1; or the given `sd`),
         ``detectable`` (`detectable_difference` over ``queries``), ``power_observed``
         (`paired_t_power` at the observed difference) and, with `delta`, ``queries_needed``
@@ -203,6 +204,9 @@ def analysis(
         raise InputError(msg)
     long = (
         lf.filter(pl.col(by).is_not_null())
+        # a (system, query) given twice counts once, its first row, as in `preval.compare`
+        # and `preval.risk` (a join would pair every copy with every copy)
+        .unique(subset=[by, query], keep="first", maintain_order=True)
         .select(
             pl.col(by).cast(pl.String).alias("system"),
             pl.col(query).alias("query"),

@@ -200,9 +200,12 @@ def paper_table(
                 text += f"$^{{{marks}}}$" if latex else f"<sup>{marks}</sup>"
             cells.append(text)
         lines.append(" & ".join(cells) + " \\\\" if latex else "| " + " | ".join(cells) + " |")
+    # Tukey's HSD holds the family-wise level itself: `compare` applies no correction on top
+    family = ("Tukey's HSD, family-wise per measure" if test == "tukey"
+              else f"{test} test, {correction} correction per measure")  # fmt: skip
     caption = (
-        f"Superscripts: systems beaten significantly ({test} test, {correction} correction "
-        f"per measure, alpha = {alpha:g}); best mean of each measure in bold."
+        f"Superscripts: systems beaten significantly ({family}, alpha = {alpha:g}); "
+        "best mean of each measure in bold."
     )
     if not latex:
         return "\n".join([*lines, "", caption]) + "\n"

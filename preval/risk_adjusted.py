@@ -17,7 +17,7 @@ import polars as pl
 
 from . import extras, io
 from .errors import InputError
-from .significance import MISSING, _check, measure_names
+from .significance import EQUAL, MISSING, _check, measure_names
 
 SUMMARY = {
     "system": pl.String, "baseline": pl.String, "measure": pl.String, "alpha": pl.Float64,
@@ -173,7 +173,10 @@ def risk_summary(
       baseline after weighing losses, TRisk < -2 that it is significantly riskier.
       ``p_value`` is its two-sided p-value, 2 · P(T_{n-1} > |TRisk|) (scipy).
 
-    Edge cases: with fewer than two queries, or when every r_q is equal (SE = 0), SE is 0 or
+    Edge cases: a NaN value (not a missing one, a null) makes delta, URisk, SE and TRisk
+    null, as in `preval.compare`, and is no win, tie or loss. With fewer than two queries,
+    or when every r_q is equal (SE = 0, or at most
+    1e-12 of URisk: equal up to rounding, as 0.6 - 0.5 and 0.2 - 0.1), SE is 0, tiny or
     null and TRisk and its p-value are null.
 
     Returns
@@ -192,7 +195,8 @@ def risk_summary(
         rows.group_by("system", "baseline", "measure")
         .agg(
             n.alias("queries"),
-            (pl.col("delta") > 0).sum().alias("wins"),
+            # Polars orders NaN above every number: a NaN delta is no win
+            ((pl.col("delta") > 0) & pl.col("delta").is_not_nan()).sum().alias("wins"),
             (pl.col("delta") == 0).sum().alias("ties"),
             (pl.col("delta") < 0).sum().alias("losses"),
             pl.col("delta").mean(),
@@ -200,8 +204,15 @@ def risk_summary(
             se.alias("se"),
         )
         .with_columns(
+            # a NaN value (a missing one is null) leaves the mean undefined: null, as in
+            # `preval.compare`, rather than NaN (which Polars would also rank above 1e-12)
+            pl.col("delta", "urisk", "se").fill_nan(None),
             pl.lit(alpha, pl.Float64).alias("alpha"),
-            pl.when(pl.col("se") > 0).then(pl.col("urisk") / pl.col("se")).alias("trisk"),
+            # an SE at most 1e-12 of URisk is rounding (r_q equal up to it, as 0.6 - 0.5 and
+            # 0.2 - 0.1): equal r_q, no TRisk, rather than one of about 1e15
+            pl.when(pl.col("se") > EQUAL * pl.col("urisk").abs())
+            .then(pl.col("urisk") / pl.col("se"))
+            .alias("trisk"),
         )
         .sort("measure", "system")
     )

@@ -56,15 +56,19 @@ def compare(
         Measure columns to compare (default: every rate; counts such as NumRet are not tested).
     test
         ``"t"``: paired two-sided t-test (`scipy.stats.ttest_rel`); ``"wilcoxon"``: Wilcoxon
-        signed-rank test, zero differences dropped (scipy's ``zero_method="wilcox"``, exact
-        distribution for small samples without ties, else the normal approximation);
+        signed-rank test, zero differences dropped (``scipy.stats.wilcoxon(d,
+        zero_method="wilcox")`` with scipy's default ``method="auto"``, which by the number
+        of differences, zeros and ties takes the exact distribution, an enumeration of the
+        sign flips or the normal approximation without continuity correction; docs/compare.md
+        says when);
         ``"randomization"``: Fisher's paired randomization test, the p-value
         (b + 1) / (R + 1) where b of R random sign flips of the differences give a mean at
         least as far from 0 as the observed one; ``"bootstrap"``: the paired bootstrap of the
         mean difference, p = (b + 1) / (R + 1) where b of R resampled means of the centred
         differences are at least as far from 0 as the observed mean; ``"tukey"``: Tukey's
-        HSD across all systems (scipy's `tukey_hsd` on each system's per-query values, which
-        controls the family-wise error itself: no further correction).
+        HSD across all systems (scipy's `tukey_hsd` on each system's per-query values, as
+        ranx's ``"tukey"``: the one-way test, which does not pair the queries, so weaker than
+        the paired tests; it controls the family-wise error itself: no further correction).
     correction
         Over the comparisons of one measure: ``"holm"`` (default), ``"bonferroni"``,
         ``"fdr_bh"`` (Benjamini-Hochberg) or ``"none"``.
@@ -88,14 +92,23 @@ def compare(
         ``mean`` (of the system), ``baseline_mean``, ``delta`` (mean difference, system minus
         baseline), ``relative_delta`` (delta / baseline mean; null when that is 0),
         ``ci_low``/``ci_high`` (confidence interval of delta: the t interval for the t-test,
-        the bootstrap percentile interval for the bootstrap, else the t interval),
+        the bootstrap percentile interval for the bootstrap, Tukey's simultaneous interval
+        (scipy's) for Tukey's HSD, else the t interval),
         ``p_value``, ``p_corrected``, ``significant``, ``wins``/``ties``/``losses`` (queries
         where the system scores higher / equal / lower), ``effect_size`` (Cohen's d_z: mean
         difference / standard deviation of the differences; null when that is 0). A table,
         not a lazy plan: the tests need the numbers.
 
-    Edge cases: fewer than 2 queries, or differences that are all equal, give a null p-value
-    for the t-test (scipy returns NaN) and p = 1 for the others when every difference is 0.
+    Edge cases: fewer than 2 queries give a null p-value for the t-test, the bootstrap and
+    Tukey's HSD (and null intervals); every difference 0 gives a null p-value for the t-test
+    (0 / 0: scipy returns NaN) and p = 1 for the others; differences that are all equal but
+    not 0 give the t-test p = 0 (t is infinite, as scipy's), with a null effect size and a
+    zero-width interval; so do differences equal up to rounding (0.6 - 0.5 and 0.2 - 0.1:
+    an sd at most 1e-12 of the mean difference is taken as 0), where scipy's `ttest_rel`
+    warns of lost precision and returns a t of about 1e15 from the rounding. A NaN value (unlike a
+    missing one, a null) makes its pairs' means, delta, interval, p-value and effect size
+    null, and they leave the correction's family; for Tukey's HSD, which pools every
+    system's variance, every pair's.
     """
     check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
@@ -293,13 +306,23 @@ def universe(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One measure's values as a queries x systems matrix, and which were present: the pairing
     `compare` tests on (`missing` as there; 0 where a system lacks a query). For a picture of
-    the comparison (`preval.plot.compare_plot`)."""
+    the comparison (`preval.plot.compare_plot`). `systems` are every system of the table
+    (the query universe depends on all of them), in the order of the matrix's columns."""
+    have = set(table[by].unique().drop_nulls().to_list())
+    if have != set(systems):
+        msg = (
+            f"universe: systems must be every system of column {by!r} (the query universe "
+            f"depends on all of them): got {list(systems)}, the table has {sorted(have)}"
+        )
+        raise InputError(msg)
     x, present = _universes(table, [name], by, query, systems, missing)[name]
     return x.T, present.T
 
 
 # the differences of every pair over this many bytes of queries at a time: they stay in cache
 CHUNK_BYTES = 2**20
+# an sd at most this fraction of the mean is rounding: the values are equal (t would be 1e12)
+EQUAL = 1e-12
 
 
 def _paired_stats(x: np.ndarray, cols: np.ndarray, base: np.ndarray) -> dict[str, np.ndarray]:
@@ -339,6 +362,9 @@ def _paired_stats(x: np.ndarray, cols: np.ndarray, base: np.ndarray) -> dict[str
     mean = total / n if n else np.full(k, np.nan)
     sum_sq = np.maximum(squares - n * (mean - center) ** 2, 0.0) if n else squares
     sd = np.sqrt(sum_sq / (n - 1)) if n > 1 else np.zeros(k)
+    # differences equal up to rounding (0.6 - 0.5 and 0.2 - 0.1) leave an sd of about 1e-17
+    # that would make t and d_z about 1e15: take them as equal, as exactly equal ones are
+    sd = np.where(sd <= EQUAL * np.abs(mean), 0.0, sd)
     return {"mean": mean, "sd": sd, "wins": wins, "ties": ties, "losses": losses}
 
 
@@ -385,6 +411,13 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
     elif test == "tukey":
         p, intervals = _tukey(x, cols, base, alpha)
         low, high = [i[0] for i in intervals], [i[1] for i in intervals]
+    # a NaN value (a missing one is null) leaves its pair's mean difference undefined: no
+    # test of it either (the resampling tests, comparing with a NaN mean, would count no
+    # resample as extreme and give p = 1 / (R + 1)); a NaN p-value (scipy's) is null too
+    undefined = np.isnan(delta).tolist()
+    p, low, high = ([None if u or v is None or v != v else v
+                     for u, v in zip(undefined, column, strict=True)]
+                    for column in (p, low, high))  # fmt: skip
     mean_y = _nulls(means[base])
     delta_list = _nulls(delta)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -393,7 +426,8 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
         "system": [str(s) for s, _ in pairs], "baseline": [str(b) for _, b in pairs],
         "measure": [name] * k, "queries": [n] * k, "queries_filled": filled,
         "mean": _nulls(means[cols]), "baseline_mean": mean_y, "delta": delta_list,
-        "relative_delta": [d / m if m else None for d, m in zip(delta_list, mean_y, strict=True)],
+        "relative_delta": [d / m if m and d is not None else None
+                           for d, m in zip(delta_list, mean_y, strict=True)],
         "ci_low": low, "ci_high": high, "p_value": p,
         "wins": stats["wins"], "ties": stats["ties"], "losses": stats["losses"],
         "effect_size": _nulls(effect),
@@ -484,10 +518,18 @@ def bootstrap_p(
     A resample of the n queries is a row of counts w (how often each query was drawn, n in
     all), so the resampled means of every comparison are one matrix product, w @ d / n, and
     the centred mean is that minus the observed mean: one draw serves every comparison.
+
+    Edge cases: fewer than 2 queries: null p-values and bounds (a single query has no
+    bootstrap distribution). On few queries the test is liberal: when every difference has
+    one sign and the largest is under twice the mean, no resample's centred mean reaches the
+    observed one (with 2 queries, always), so p = 1 / (R + 1) where the randomization test's
+    exact p-value is at least 2 / 2^n.
     """
     d = np.asarray(d, dtype=np.float64)
     n, k = d.shape
-    if n == 0:
+    if n < 2:
+        # one query resamples to itself: no spread, so any nonzero difference would reach
+        # p = 1 / (R + 1) and a zero-width interval; like the t-test, no test at all
         return [None] * k, [None] * k, [None] * k
     observed = d.mean(axis=0)
     boot = np.empty((n_resamples, k))

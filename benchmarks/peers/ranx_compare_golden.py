@@ -11,9 +11,10 @@ ranks the documents alike (ranx keeps no defined tie order); run ``c`` lacks que
 ranx's ``make_comparable=True`` scores 0 as preval's ``missing="zero"`` does.
 
 The script then reads the files with ranx's own readers and prints, per test (ranx's
-``student`` and ``fisher``), each run's mean per measure and the p-value of every pair:
-the lines tests/test_compare.py fixes. Run it with ranx installed after any change to
-preval's comparison: the fixed numbers are ranx's, so CI needs no ranx.
+``student``, ``fisher`` and ``tukey``), each run's mean per measure and the p-value of every
+pair: the lines tests/test_compare.py (Tukey: tests/test_stats_peers.py) fixes. Run it with
+ranx installed after any change to preval's comparison: the fixed numbers are ranx's, so CI
+needs no ranx.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def main() -> None:
     qrels = Qrels.from_file(str(DATA / "qrels.txt"), kind="trec")
     runs = [Run.from_file(str(DATA / f"{name}.run"), kind="trec") for name in RUNS]
     print(f"ranx {version('ranx')}, {args.permutations} permutations")
-    for test in ("student", "fisher"):
+    for test in ("student", "fisher", "tukey"):
         report = compare(qrels, runs, list(MEASURES.values()), stat_test=test,
                          n_permutations=args.permutations, make_comparable=True,
                          rounding_digits=20)  # fmt: skip

@@ -38,9 +38,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     options.add_arguments(p, "cli-resampling")  # --resamples, --seed
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one "
                    "(default: every pair); a run file's system, by name or path")  # fmt: skip
-    p.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
+    p.add_argument("--test", choices=TESTS, default="t",
+                   help="test (default: t); t, wilcoxon, randomization and bootstrap are paired, "
+                        "tukey is Tukey's HSD over all systems, unpaired")  # fmt: skip
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="multiple-comparison correction per measure (default: holm)")  # fmt: skip
+                   help="multiple-comparison correction per measure (default: holm; none with "
+                        "--test tukey, which holds the family-wise level itself)")  # fmt: skip
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--missing", choices=MISSING, default="zero",
                    help="a query a system lacks: 0 for it (default) or dropped")  # fmt: skip
