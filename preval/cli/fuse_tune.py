@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .. import report
 from ..errors import PrevalError
 
 EXAMPLES = """\
@@ -112,8 +113,14 @@ def run(args: argparse.Namespace) -> int:
     if args.optimize is None and (args.folds is not None or args.search or args.qrels):
         msg = "--qrels, --folds and --search go with --optimize MEASURE"
         raise PrevalError(msg)
+    if args.output is None and args.train_qrels is not None:
+        msg = "give the output with -o PATH (.parquet, .csv, .tsv: a table; else a TREC run)"
+        raise PrevalError(msg)
     if args.output is not None:
         writers.check_target(args.output)
+        # an output on a run or on judgments would replace what is being fused or scored
+        read = [*args.runs, *(args.train_runs or []), args.qrels, args.train_qrels]
+        report.check_distinct({"output": args.output}, read)
     params = dict(args.param)
     tag = args.tag or args.method
     columns = {"query": args.query, "doc": args.doc, "score": args.score}
@@ -138,7 +145,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _optimize(args: argparse.Namespace, params: dict, tag: str, columns: dict) -> int:
-    from .. import report
     from ..fusion import writers
     from ..fusion.tuning import optimize_fusion
 
