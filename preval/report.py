@@ -29,6 +29,17 @@ _SUFFIXES = {
 }
 
 
+# an output path that means standard output, as Unix tools read it (`preval trec QRELS -` reads
+# its run from stdin): the table a command prints goes there anyway, so `-o -` is that table
+STDOUT = "-"
+
+
+def printed(path: str | Path | None) -> str | Path | None:
+    """`path`, or None when it is `STDOUT`: the output a command prints on stdout when no file
+    is given (`--summary -`, `compare --output -`) goes there with ``-`` too."""
+    return None if path is not None and str(path) == STDOUT else path
+
+
 def format_for(path: str | Path) -> str:
     """The file format of an output path, from its suffix."""
     suffix = Path(path).suffix.lower()
@@ -67,7 +78,13 @@ def check_targets(outputs: dict[str, str | Path | None], inputs: list[str | Path
     outputs on one path would keep only the last one: both are refused, as is any target that
     `check_target` refuses.
     """
-    for path in outputs.values():
+    for option, path in outputs.items():
+        if path is not None and str(path) == STDOUT:
+            msg = (
+                f"{option} -: standard output holds the table the command prints; write this "
+                "one to a file (its suffix gives the format: .csv, .tsv, .json, .parquet ...)"
+            )
+            raise InputError(msg)
         if path:
             check_target(path)
     check_distinct(outputs, inputs)

@@ -8,8 +8,10 @@ traceback. Inputs are small files made in `tmp_path`; the commands run in this p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from preval.cli import main
@@ -74,3 +76,97 @@ def test_fuse_training_without_output_is_one_line(capsys, files) -> None:
     rc, _, err = cli(capsys, "fuse", files["a"], files["b"], "--method", "probfuse",
                      "--train-qrels", files["qrels"])  # fmt: skip
     assert "-o" in one_line_error(rc, err)
+
+
+# --- stdout holds results only; `-` is stdout -------------------------------------------------
+
+
+def test_fuse_says_what_it_wrote_on_stderr(capsys, files, tmp_path: Path) -> None:
+    """stdout stays empty when the fused run goes to a file: the count is a message."""
+    rc, out, err = cli(capsys, "fuse", files["a"], files["b"], "-o", tmp_path / "f.run")
+    assert rc == 0
+    assert out == ""
+    # rows: q1 has d1 d2 d3, q2 d4 d5 d6, q3 d7 d8: 8 fused rows
+    assert "8 fused rows written to" in err
+
+
+def test_fuse_to_dash_prints_the_run(capsys, files, tmp_path: Path, monkeypatch) -> None:
+    """`preval fuse ... -o -` wrote a file named '-' (and said so on stdout); it is the fused
+    TREC run on stdout, the same bytes as the file, for `| preval trec qrels -`."""
+    monkeypatch.chdir(tmp_path)
+    rc, _, _ = cli(capsys, "fuse", files["a"], files["b"], "-o", "f.run")
+    assert rc == 0
+    rc, out, err = cli(capsys, "fuse", files["a"], files["b"], "-o", "-")
+    assert rc == 0, err
+    assert out == (tmp_path / "f.run").read_text()
+    assert not (tmp_path / "-").exists()
+    # what trec_eval reads from it: the fused run evaluates as the file does
+    assert len(out.splitlines()) == 8
+
+
+def test_fuse_tuning_to_dash_is_one_line(capsys, files, tmp_path: Path, monkeypatch) -> None:
+    """--optimize prints its report on stdout: the run cannot go there too."""
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(capsys, "fuse", files["a"], files["b"], "--optimize", "AP",
+                       "--qrels", files["qrels"], "-o", "-")  # fmt: skip
+    assert "-o -" in one_line_error(rc, err)
+    assert out == ""
+    assert not (tmp_path / "-").exists()
+
+
+def test_per_query_to_dash_prints_the_per_query_table(capsys, files, tmp_path: Path) -> None:
+    """`--per-query -` is the per-query table on stdout in --format (instead of the summary,
+    which a --summary file still receives)."""
+    ref = tmp_path / "pq.csv"
+    summary = tmp_path / "s.csv"
+    base = ["evaluate", files["a"], files["b"], "--qrels", files["qrels"], "-m", "AP", "-q"]
+    assert cli(capsys, *base, "--per-query", ref)[0] == 0
+    rc, out, err = cli(capsys, *base, "--per-query", "-", "--format", "csv",
+                       "--summary", summary)  # fmt: skip
+    assert rc == 0, err
+    assert out == ref.read_text()
+    assert pl.read_csv(summary).height == 2  # one row per system
+    rc, out, _ = cli(capsys, *base, "--per-query", "-", "--format", "json")
+    assert rc == 0
+    assert json.loads(out) == pl.read_csv(ref).to_dicts()
+
+
+def test_per_query_to_dash_with_compare_is_one_line(capsys, files) -> None:
+    rc, out, err = cli(capsys, "evaluate", files["a"], files["b"], "--qrels", files["qrels"],
+                       "--per-query", "-", "--compare")  # fmt: skip
+    assert "--per-query -" in one_line_error(rc, err)
+    assert out == ""
+
+
+TABLES = {
+    "evaluate": ["evaluate", "-m", "AP", "-q", "--summary"],
+    "compare": ["compare", "-m", "AP", "--output"],
+    "power": ["power", "-m", "AP", "-o"],
+    "agreement": ["agreement", "-m", "AP", "-m", "P@1", "-o"],
+}
+
+
+@pytest.mark.parametrize("command", TABLES)
+def test_a_table_to_dash_is_stdout(capsys, files, tmp_path, monkeypatch, command) -> None:
+    """The table a command prints on stdout goes there with `-` too (as without the flag),
+    not 'cannot tell the output format of -'."""
+    monkeypatch.chdir(tmp_path)
+    name, *flags = TABLES[command]
+    args = [name, files["a"], files["b"], "--qrels", files["qrels"], "--format", "csv", *flags]
+    rc, printed, err = cli(capsys, *args[:-1])
+    assert rc == 0, err
+    rc, out, err = cli(capsys, *args, "-")
+    assert rc == 0, err
+    assert out == printed
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("flag", ["--swapped", "--curve"])
+def test_a_second_table_to_dash_is_one_line(capsys, files, flag) -> None:
+    """agreement's --swapped and --curve are second tables: stdout holds the first."""
+    extra = ["--power", "--resamples", "20"] if flag == "--curve" else []
+    rc, out, err = cli(capsys, "agreement", files["a"], files["b"], "--qrels", files["qrels"],
+                       "-m", "AP", "-m", "P@1", *extra, flag, "-")  # fmt: skip
+    line = one_line_error(rc, err)
+    assert f"{flag} -" in line and "standard output" in line
+    assert out == ""

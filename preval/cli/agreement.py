@@ -75,6 +75,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     paths = [args.input, *args.runs]
+    args.output = report.printed(args.output)  # (-: the table printed on stdout)
     outputs = {"--output": args.output, "--swapped": args.swapped, "--curve": args.curve}
     report.check_targets(outputs, [*paths, args.qrels, args.against, args.against_qrels])
     if args.power and (args.against or args.against_qrels):

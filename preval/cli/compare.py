@@ -64,6 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     common.refuse_parquet(args.format, "--output comparison.parquet")
     paths = [args.input, *args.runs]
+    args.output = report.printed(args.output)  # (-: the table printed on stdout)
     report.check_targets({"--output": args.output}, [*paths, args.qrels])
     resampling = options.from_args(args, "cli-resampling").intervals
     per_query, baseline, notes, averaged = per_query_of(args)
