@@ -9,12 +9,17 @@ traceback. Inputs are small files made in `tmp_path`; the commands run in this p
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from preval.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # two runs over three queries, and their judgments (TREC files): tie-free scores
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d7 1\nq3 0 d8 0\n"
@@ -170,3 +175,55 @@ def test_a_second_table_to_dash_is_one_line(capsys, files, flag) -> None:
     line = one_line_error(rc, err)
     assert f"{flag} -" in line and "standard output" in line
     assert out == ""
+
+
+# --- `-` as an input is standard input, for every command (as `preval trec QRELS -` reads it) --
+
+
+def python_m(*args: object, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "preval", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_a_run_from_stdin_is_the_run_file(files) -> None:
+    """`preval evaluate - --qrels QRELS < run` said 'run file not found: -'; it reads stdin."""
+    ref = python_m("evaluate", files["a"], "--qrels", files["qrels"], "-q", "--format", "csv")
+    assert ref.returncode == 0, ref.stderr
+    got = python_m("evaluate", "-", "--qrels", files["qrels"], "-q", "--format", "csv",
+                   stdin=files["a"].read_bytes())  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == ref.stdout
+    qrels = python_m("evaluate", files["a"], "--qrels", "-", "-q", "--format", "csv",
+                     stdin=files["qrels"].read_bytes())  # fmt: skip
+    assert qrels.returncode == 0, qrels.stderr
+    assert qrels.stdout == ref.stdout
+
+
+def test_a_fused_run_pipes_into_the_next_command(files, tmp_path: Path) -> None:
+    """`preval fuse - b.run -o - | preval trec QRELS -`: both ends of a pipe."""
+    ref = tmp_path / "f.run"
+    assert python_m("fuse", files["a"], files["b"], "-o", ref).returncode == 0
+    fused = python_m("fuse", "-", files["b"], "-o", "-", stdin=files["a"].read_bytes())
+    assert fused.returncode == 0, fused.stderr
+    # the run read from stdin is named by its tag (A), as the file is: the same fused run
+    assert fused.stdout == ref.read_bytes()
+    trec = python_m("trec", "-m", "map", files["qrels"], "-", stdin=fused.stdout)
+    assert trec.returncode == 0, trec.stderr
+    assert trec.stdout == python_m("trec", "-m", "map", files["qrels"], ref).stdout
+
+
+@pytest.mark.parametrize(
+    "args", [["evaluate", "-", "--qrels", "-"], ["trec", "-", "-"], ["fuse", "-", "-", "-o", "-"]]
+)
+def test_stdin_given_twice_is_one_line(args) -> None:
+    done = python_m(*args, stdin=RUN_A.encode())
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert err.count("\n") == 1 and "standard input" in err and "Traceback" not in err
+    assert done.stdout == b""

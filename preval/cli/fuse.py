@@ -168,6 +168,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.runs:
         msg = "give the runs to fuse (preval fuse RUN [RUN ...] -o PATH), or --list"
         raise PrevalError(msg)
+    # (- is standard input, once: a run, or the judgments of --optimize or --train-qrels)
+    n, train = len(args.runs), args.train_runs or []
+    *read, args.qrels, args.train_qrels = common.standard_input(
+        [*args.runs, *train, args.qrels, args.train_qrels]
+    )
+    args.runs, args.train_runs = read[:n], read[n:] or args.train_runs
     if fuse_tune.wants(args):
         return fuse_tune.run(args)
     if args.output is None:
