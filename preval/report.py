@@ -57,8 +57,18 @@ def check_target(path: str | Path) -> str:
     Checking every target first means one bad target cannot leave the others written.
     """
     fmt = format_for(path)
+    check_place(path)
+    return fmt
+
+
+def check_place(path: str | Path) -> None:
+    """Refuse a place no file can be written to, whatever its format: a folder that does not
+    exist, or is a file, or is not writable; a directory in the file's place."""
     target = Path(path)
     parent = target.parent
+    if parent.exists() and not parent.is_dir():
+        msg = f"cannot write {path}: {parent} is a file, not a directory"
+        raise InputError(msg)
     if not parent.is_dir():
         msg = f"cannot write {path}: directory {parent} does not exist"
         raise InputError(msg)
@@ -68,7 +78,6 @@ def check_target(path: str | Path) -> str:
     if not os.access(parent, os.W_OK | os.X_OK):
         msg = f"cannot write {path}: directory {parent} is not writable"
         raise InputError(msg)
-    return fmt
 
 
 def check_targets(outputs: dict[str, str | Path | None], inputs: list[str | Path | None]) -> None:

@@ -227,3 +227,21 @@ def test_stdin_given_twice_is_one_line(args) -> None:
     assert done.returncode == 2, err
     assert err.count("\n") == 1 and "standard input" in err and "Traceback" not in err
     assert done.stdout == b""
+
+
+# --- an output under a file -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["x.csv", "x.run"])
+def test_an_output_under_a_file_says_so(capsys, files, name) -> None:
+    """`--per-query a.run/x.csv` said 'directory a.run does not exist': it is a file."""
+    target = files["a"] / name
+    command = (
+        ["evaluate", files["a"], "--qrels", files["qrels"], "--per-query", target]
+        if name.endswith(".csv")
+        else ["fuse", files["a"], files["b"], "-o", target]
+    )
+    rc, _, err = cli(capsys, *command)
+    line = one_line_error(rc, err)
+    assert f"{files['a']} is a file, not a directory" in line
+    assert files["a"].read_text() == RUN_A
