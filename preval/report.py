@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import stat
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,10 +64,35 @@ def check_target(path: str | Path) -> str:
     return fmt
 
 
+def is_stream(path: str | Path) -> bool:
+    """Whether `path` is (or links to) a stream an output is written into, not a file it
+    replaces: a named pipe (``mkfifo``), a character device (``/dev/stdout``, ``/dev/null``),
+    a socket. Renaming a file over it would remove the reader's pipe (or, for root, the
+    device) and leave the reader waiting. A descriptor's name (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``) is one too, whatever it is open on: a shell's ``>>`` file is appended
+    to, not replaced."""
+    try:
+        mode = os.stat(path).st_mode  # (through links)
+    except OSError:
+        return False
+    descriptor = str(path).startswith(("/dev/", "/proc/"))
+    return descriptor or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def placed(path: str | Path) -> Path:
+    """Where the file for `path` goes: a symbolic link's target (the link stays a link, as a
+    shell's ``>`` writes through it), else `path`."""
+    path = Path(path)
+    return path.resolve() if path.is_symlink() else path
+
+
 def check_place(path: str | Path) -> None:
     """Refuse a place no file can be written to, whatever its format: a folder that does not
-    exist, or is a file, or is not writable; a directory in the file's place."""
-    target = Path(path)
+    exist, or is a file, or is not writable; a directory in the file's place. A stream
+    (`is_stream`) takes any output."""
+    if is_stream(path):
+        return
+    target = placed(path)
     parent = target.parent
     if parent.exists() and not parent.is_dir():
         msg = f"cannot write {path}: {parent} is a file, not a directory"
@@ -303,6 +331,7 @@ class Outputs:
 
     def __init__(self) -> None:
         self._staged: list[tuple[str, Path]] = []
+        self._streamed: list[tuple[str, Path]] = []
 
     def __enter__(self) -> Outputs:
         return self
@@ -315,24 +344,49 @@ class Outputs:
             try:
                 if kind is None:
                     for tmp, path in self._staged:
-                        os.replace(tmp, path)
+                        os.replace(tmp, placed(path))
                         WRITTEN.append(path)
             finally:  # failed, or interrupted: no temporary file stays behind
                 for tmp, _ in self._staged:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(tmp)
+        # a stream gets its complete output after the files are in place (its reader may be a
+        # step that reads them too); a signal now ends the copy, and the copy is removed
+        try:
+            for tmp, path in self._streamed if kind is None else ():
+                # (appended: a descriptor a shell opened with >> keeps what it holds)
+                with open(tmp, "rb") as source, open(path, "ab") as sink:
+                    shutil.copyfileobj(source, sink)
+                WRITTEN.append(path)
+        finally:
+            for tmp, _ in self._streamed:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+
+    def stage(self, path: str | Path) -> str:
+        """A new temporary file for `path`, put in place when the block ends: hidden beside
+        the file (beside a link's target), or in the temporary directory for a stream. It is
+        listed before it exists, so that whatever interrupts its writing removes it, and made
+        exclusively: a file or link that appeared under its name is refused, not written
+        through (the writers open the name again, ours by then)."""
+        path = Path(path)
+        if is_stream(path):
+            handle, tmp = tempfile.mkstemp(prefix="preval-", suffix=".tmp")
+            os.close(handle)
+            self._streamed.append((tmp, path))
+            return tmp
+        tmp = hidden_beside(placed(path), ".tmp")
+        self._staged.append((tmp, path))
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        return tmp
 
     def write(self, data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
         path = Path(path)
         fmt = check_target(path)
-        # listed before the file exists: __exit__ removes it whatever interrupts the write
-        tmp = hidden_beside(path, ".tmp")
-        self._staged.append((tmp, path))
         data = counts_as_integers(data)
+        tmp = str(path)  # (named in a message until the temporary file is made)
         try:
-            # made here, exclusively: a file or link that appeared under its name is refused,
-            # not written through (the writers below open the name again, ours by then)
-            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+            tmp = self.stage(path)
             if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
                 _sink(data, tmp, fmt)
             else:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -245,3 +247,64 @@ def test_an_output_under_a_file_says_so(capsys, files, name) -> None:
     line = one_line_error(rc, err)
     assert f"{files['a']} is a file, not a directory" in line
     assert files["a"].read_text() == RUN_A
+
+
+# --- an output that is a link or a stream is written through, never replaced -----------------
+
+
+@pytest.mark.parametrize("name", ["pq.csv", "fused.run"])
+def test_an_output_through_a_symlink_keeps_the_link(capsys, files, tmp_path, name) -> None:
+    """The hidden file was renamed over the link: the link became a plain file, and the file
+    it pointed to (`latest.csv -> 2026-11/pq.csv`, a common layout) kept its old content."""
+    (tmp_path / "real").mkdir()
+    real, link = tmp_path / "real" / name, tmp_path / f"link-{name}"
+    real.write_text("old\n")
+    link.symlink_to(real)
+    reference = tmp_path / f"ref-{name}"
+    for target in (reference, link):
+        command = (
+            ["evaluate", files["a"], "--qrels", files["qrels"], "-q", "--per-query", target]
+            if name.endswith(".csv")
+            else ["fuse", files["a"], files["b"], "-o", target]
+        )
+        rc, _, err = cli(capsys, *command)
+        assert rc == 0, err
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.read_bytes() == reference.read_bytes()
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == [name]  # nothing left
+
+
+@pytest.mark.parametrize("name", ["pq.csv", "fused.run"])
+def test_an_output_on_a_named_pipe_is_written_into_it(capsys, files, tmp_path, name) -> None:
+    """A named pipe (`mkfifo`, a reader waiting on it) was replaced by a regular file: the
+    reader got nothing and waited for ever; it gets the complete output."""
+    fifo, reference = tmp_path / name, tmp_path / f"ref-{name}"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    for target in (fifo, reference):
+        command = (
+            ["evaluate", files["a"], "--qrels", files["qrels"], "-q", "--per-query", target]
+            if name.endswith(".csv")
+            else ["fuse", files["a"], files["b"], "-o", target]
+        )
+        rc, _, err = cli(capsys, *command)
+        assert rc == 0, err
+    reader.join(timeout=10)
+    assert got == [reference.read_bytes()]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_plot_through_a_symlink_keeps_the_link(capsys, files, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    real, link = tmp_path / "real.svg", tmp_path / "link.svg"
+    real.write_text("old")
+    link.symlink_to(real)
+    rc, out, err = cli(capsys, "plot", "pr", files["a"], files["b"], "--qrels", files["qrels"],
+                       "-o", link)  # fmt: skip
+    assert rc == 0, err
+    assert out.strip() == str(link)
+    assert link.is_symlink() and real.read_text().lstrip().startswith("<?xml")
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]

@@ -11,8 +11,6 @@ the fused buckets are then merged by query (Polars' streaming ``merge_sorted``) 
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,21 +82,19 @@ def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "f
         pl.col(QUERY).cast(pl.String), pl.lit("Q0"), pl.col(DOC).cast(pl.String),
         pl.col(RANK), pl.col(SCORE), pl.lit(tag).alias("tag"),
     )  # fmt: skip
-    target = Path(path)
-    tmp = report.hidden_beside(target, ".tmp")
-    try:
-        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
-        trec.sink_csv(tmp, separator=" ", include_header=False, quote_style="never")
-        os.replace(tmp, target)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
-        msg = (
-            f"cannot write {path}: {text} (nothing was written; free space or choose another path)"
-        )
-        raise InputError(msg) from exc
-    finally:  # failed or interrupted: no temporary file stays behind
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    with report.Outputs() as out:  # (renamed into place when complete; a stream, copied)
+        tmp = str(path)
+        try:
+            tmp = out.stage(path)
+            trec.sink_csv(tmp, separator=" ", include_header=False, quote_style="never")
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
+            text = text.replace(tmp, str(path))
+            msg = (
+                f"cannot write {path}: {text} (nothing was written; free space or choose "
+                "another path)"
+            )
+            raise InputError(msg) from exc
 
 
 def fuse_to(
