@@ -8,6 +8,7 @@ traceback. Inputs are small files made in `tmp_path`; the commands run in this p
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -16,6 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -308,3 +310,36 @@ def test_a_plot_through_a_symlink_keeps_the_link(capsys, files, tmp_path) -> Non
     assert out.strip() == str(link)
     assert link.is_symlink() and real.read_text().lstrip().startswith("<?xml")
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+# --- the same input gives the same bytes ------------------------------------------------------
+
+
+def test_power_is_the_same_bytes_for_any_row_order(capsys, tmp_path: Path) -> None:
+    """`preval power` differed in the last digits from run to run, on one file (the mean and
+    sd of the differences summed in the order a parallel join gave them)."""
+    rng = np.random.default_rng(7)
+    n = 400
+    table = pl.DataFrame(
+        {
+            "system": np.repeat(["s1", "s2", "s3"], n),
+            "query": np.tile([f"q{i:03d}" for i in range(n)], 3),
+            "AP": rng.random(3 * n),
+            "nDCG@10": rng.random(3 * n),
+        }
+    )
+    printed = set()
+    for seed in range(6):
+        path = tmp_path / f"pq{seed}.parquet"
+        table.sample(fraction=1.0, shuffle=True, seed=seed).write_parquet(path)
+        rc, out, err = cli(capsys, "power", path, "--per-query-table", "--format", "csv")
+        assert rc == 0, err
+        printed.add(out)
+    assert len(printed) == 1
+    # the mean difference is the plain one (numpy, an independent sum), to the last bits' noise
+    got = pl.read_csv(io.StringIO(printed.pop())).filter(
+        (pl.col("system") == "s2") & (pl.col("baseline") == "s1") & (pl.col("measure") == "AP")
+    )
+    ap = table["AP"].to_numpy().reshape(3, n)
+    assert got["delta_observed"][0] == pytest.approx((ap[1] - ap[0]).mean(), rel=1e-12)
+    assert got["sd"][0] == pytest.approx((ap[1] - ap[0]).std(ddof=1), rel=1e-12)
