@@ -343,3 +343,32 @@ def test_power_is_the_same_bytes_for_any_row_order(capsys, tmp_path: Path) -> No
     ap = table["AP"].to_numpy().reshape(3, n)
     assert got["delta_observed"][0] == pytest.approx((ap[1] - ap[0]).mean(), rel=1e-12)
     assert got["sd"][0] == pytest.approx((ap[1] - ap[0]).std(ddof=1), rel=1e-12)
+
+
+# --- a command's outputs appear together, or none ---------------------------------------------
+
+
+def test_compare_checks_its_plot_before_any_work(capsys, files, tmp_path) -> None:
+    """`compare --output c.csv --plot nodir/x.png` wrote c.csv, then refused the plot."""
+    out, plot = tmp_path / "c.csv", tmp_path / "nodir" / "x.png"
+    rc, _, err = cli(capsys, "compare", files["a"], files["b"], "--qrels", files["qrels"],
+                     "-m", "AP", "--output", out, "--plot", plot)  # fmt: skip
+    assert "nodir" in one_line_error(rc, err)
+    assert not out.exists()
+
+
+def test_compare_writes_no_output_when_its_plot_fails(capsys, files, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import preval.plot
+    from preval.errors import InputError
+
+    def fail(fig, path):
+        msg = f"cannot write {path}: No space left on device (nothing was written)"
+        raise InputError(msg)
+
+    monkeypatch.setattr(preval.plot, "_save", fail)
+    out = tmp_path / "c.csv"
+    rc, _, err = cli(capsys, "compare", files["a"], files["b"], "--qrels", files["qrels"],
+                     "-m", "AP", "--output", out, "--plot", tmp_path / "x.png")  # fmt: skip
+    assert "No space left" in one_line_error(rc, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.run", "b.run", "qrels.txt"])
