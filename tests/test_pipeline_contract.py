@@ -22,19 +22,9 @@ import polars as pl
 import pytest
 
 from preval.cli import main
+from tests.test_reliability_sweep import QRELS, RUN_A, RUN_B  # (two runs, three queries)
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# two runs over three queries, and their judgments (TREC files): tie-free scores
-QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d4 1\nq2 0 d5 1\nq3 0 d7 1\nq3 0 d8 0\n"
-RUN_A = (
-    "q1 Q0 d1 1 0.9 A\nq1 Q0 d2 2 0.8 A\nq1 Q0 d3 3 0.7 A\nq2 Q0 d5 1 0.95 A\n"
-    "q2 Q0 d6 2 0.5 A\nq3 Q0 d8 1 0.3 A\nq3 Q0 d7 2 0.2 A\n"
-)
-RUN_B = (
-    "q1 Q0 d3 1 3 B\nq1 Q0 d1 2 2 B\nq2 Q0 d4 1 5 B\nq2 Q0 d6 2 4 B\nq2 Q0 d5 3 1 B\n"
-    "q3 Q0 d7 1 1 B\n"
-)
 
 
 @pytest.fixture
@@ -254,6 +244,13 @@ def test_an_output_under_a_file_says_so(capsys, files, name) -> None:
 # --- an output that is a link or a stream is written through, never replaced -----------------
 
 
+def _writing(files: dict[str, Path], target: Path) -> list[object]:
+    """A command writing a table to `target` (.csv), or a fused TREC run (any other name)."""
+    if target.name.endswith(".csv"):
+        return ["evaluate", files["a"], "--qrels", files["qrels"], "-q", "--per-query", target]
+    return ["fuse", files["a"], files["b"], "-o", target]
+
+
 @pytest.mark.parametrize("name", ["pq.csv", "fused.run"])
 def test_an_output_through_a_symlink_keeps_the_link(capsys, files, tmp_path, name) -> None:
     """The hidden file was renamed over the link: the link became a plain file, and the file
@@ -264,12 +261,7 @@ def test_an_output_through_a_symlink_keeps_the_link(capsys, files, tmp_path, nam
     link.symlink_to(real)
     reference = tmp_path / f"ref-{name}"
     for target in (reference, link):
-        command = (
-            ["evaluate", files["a"], "--qrels", files["qrels"], "-q", "--per-query", target]
-            if name.endswith(".csv")
-            else ["fuse", files["a"], files["b"], "-o", target]
-        )
-        rc, _, err = cli(capsys, *command)
+        rc, _, err = cli(capsys, *_writing(files, target))
         assert rc == 0, err
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert real.read_bytes() == reference.read_bytes()
@@ -286,12 +278,7 @@ def test_an_output_on_a_named_pipe_is_written_into_it(capsys, files, tmp_path, n
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
     for target in (fifo, reference):
-        command = (
-            ["evaluate", files["a"], "--qrels", files["qrels"], "-q", "--per-query", target]
-            if name.endswith(".csv")
-            else ["fuse", files["a"], files["b"], "-o", target]
-        )
-        rc, _, err = cli(capsys, *command)
+        rc, _, err = cli(capsys, *_writing(files, target))
         assert rc == 0, err
     reader.join(timeout=10)
     assert got == [reference.read_bytes()]
