@@ -359,3 +359,30 @@ def test_compare_writes_no_output_when_its_plot_fails(capsys, files, tmp_path, m
                      "-m", "AP", "--output", out, "--plot", tmp_path / "x.png")  # fmt: skip
     assert "No space left" in one_line_error(rc, err)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a.run", "b.run", "qrels.txt"])
+
+
+# --- a full disk under stdout -------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("command", ["evaluate", "fuse", "measures"])
+def test_stdout_on_a_full_disk_is_one_line_naming_it(files, command) -> None:
+    """`preval ... > /dev/full` said '[Errno 28] No space left on device', naming nothing."""
+    args = {
+        "evaluate": ["evaluate", files["a"], "--qrels", files["qrels"], "-q"],
+        "fuse": ["fuse", files["a"], files["b"], "-o", "-"],
+        "measures": ["measures"],
+    }[command]
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "preval", *map(str, args)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert err.count("\n") == 1, err
+    assert err.startswith("preval: error: cannot write standard output: No space left on device")

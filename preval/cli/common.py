@@ -360,6 +360,16 @@ def query_set_note(
 # --- stdout -----------------------------------------------------------------------------------
 
 
+def unwritable_stdout(exc: OSError) -> OSError | PrevalError:
+    """A failed write to stdout as the one line that names it (a full disk under ``>``); a
+    closed pipe stays a BrokenPipeError, which ends the command quietly (`preval.cli.main`)."""
+    if isinstance(exc, BrokenPipeError):
+        return exc
+    reason = exc.strerror or str(exc)
+    msg = f"cannot write standard output: {reason} (free space, or send it elsewhere)"
+    return PrevalError(msg)
+
+
 def stdout_format(text: str) -> str:
     """A format a summary can be printed in, for argparse. Parquet is binary: it goes to a
     file, and asking for it on stdout says so (`refuse_parquet`)."""

@@ -212,10 +212,13 @@ def _to_stdout(fuse_to: Callable[[str], int], tmp_dir: str | None) -> int:
     try:
         path = str(Path(folder) / "fused.run")
         rows = fuse_to(path)
+        sys.stdout.flush()
         with open(path, "rb") as fused:
-            sys.stdout.flush()
-            shutil.copyfileobj(fused, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+            try:
+                shutil.copyfileobj(fused, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
+            except OSError as exc:
+                raise common.unwritable_stdout(exc) from exc
         return rows
     finally:
         shutil.rmtree(folder, ignore_errors=True)
