@@ -354,9 +354,13 @@ class Outputs:
         # step that reads them too); a signal now ends the copy, and the copy is removed
         try:
             for tmp, path in self._streamed if kind is None else ():
-                # (appended: a descriptor a shell opened with >> keeps what it holds)
-                with open(tmp, "rb") as source, open(path, "ab") as sink:
-                    shutil.copyfileobj(source, sink)
+                try:  # (appended: a descriptor a shell opened with >> keeps what it holds)
+                    with open(tmp, "rb") as source, open(path, "ab") as sink:
+                        shutil.copyfileobj(source, sink)
+                except OSError as exc:
+                    reason = exc.strerror or str(exc)
+                    msg = f"cannot write {path}: {reason} (free space or choose another path)"
+                    raise InputError(msg) from exc
                 WRITTEN.append(path)
         finally:
             for tmp, _ in self._streamed:

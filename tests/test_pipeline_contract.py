@@ -386,3 +386,10 @@ def test_stdout_on_a_full_disk_is_one_line_naming_it(files, command) -> None:
     assert done.returncode == 2, err
     assert err.count("\n") == 1, err
     assert err.startswith("preval: error: cannot write standard output: No space left on device")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_stream_output_that_fails_names_it(capsys, files) -> None:
+    """`fuse -o /dev/full` (a device the output is copied into) named nothing either."""
+    rc, _, err = cli(capsys, "fuse", files["a"], files["b"], "-o", "/dev/full")
+    assert "cannot write /dev/full: No space left on device" in one_line_error(rc, err)
