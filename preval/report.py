@@ -4,6 +4,7 @@ comparison (Markdown, LaTeX with booktabs), and files written atomically by thei
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -90,6 +91,12 @@ def check_place(path: str | Path) -> None:
     """Refuse a place no file can be written to, whatever its format: a folder that does not
     exist, or is a file, or is not writable; a directory in the file's place. A stream
     (`is_stream`) takes any output."""
+    try:
+        os.stat(path)
+    except OSError as exc:  # (a missing file is what most outputs are: written below)
+        if exc.errno == errno.ELOOP:  # a link to itself: resolving it raises, not names it
+            msg = f"cannot write {path}: {exc.strerror} (a loop of symbolic links)"
+            raise InputError(msg) from exc
     if is_stream(path):
         return
     target = placed(path)
