@@ -408,3 +408,15 @@ def test_an_output_on_a_symlink_loop_is_one_line(capsys, files, tmp_path, comman
     rc, _, err = cli(capsys, *args)
     assert f"cannot write {loop}" in one_line_error(rc, err)
     assert loop.is_symlink()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".ndjson", ".jsonl"])
+def test_fuse_to_json_writes_json(capsys, files, tmp_path, suffix) -> None:
+    """`preval fuse ... -o fused.json` wrote a TREC run under the name .json."""
+    out, table = tmp_path / f"fused{suffix}", tmp_path / "fused.csv"
+    for target in (out, table):
+        rc, _, err = cli(capsys, "fuse", files["a"], files["b"], "-o", target)
+        assert rc == 0, err
+    text = out.read_text()
+    rows = json.loads(text) if suffix == ".json" else [json.loads(r) for r in text.splitlines()]
+    assert rows == pl.read_csv(table).to_dicts()

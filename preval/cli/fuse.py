@@ -69,7 +69,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "-o",
         "--output",
         metavar="PATH",
-        help="where to write the fused run: .parquet, .pq, .csv, .tsv as a table, any other "
+        help="where to write the fused run: .parquet, .pq, .csv, .tsv, .json, .ndjson as a "
+        "table, any other "
         "path as a TREC run (query Q0 doc rank score tag); - prints the TREC run on stdout",
     )
     fu.add_argument("--tag", default=None, help="the TREC run's tag (default: the method)")

@@ -40,7 +40,8 @@ from ..spill import SpillDirectory
 from . import core
 from .core import DOC, QUERY, RANK, ROW, SCORE
 
-TABLES = {".parquet", ".pq", ".csv", ".tsv"}
+# (a .json name holding a TREC run would be a trap: JSON and NDJSON are tables too)
+TABLES = {".parquet", ".pq", ".csv", ".tsv", ".json", ".ndjson", ".jsonl"}
 # the fused plan holds several copies of its input (ranks, the runs side by side, the sort):
 # in memory when the stacked rows take at most this share of the budget (RRF on the streaming
 # engine holds about 9 times the stacked rows' bytes: benchmarks/results.md)
@@ -70,8 +71,8 @@ def check_target(path: str | Path) -> None:
 
 def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "fused") -> None:
     """Write `fused` (query, doc, score, rank: `preval.fuse`'s columns) to `path`: a table by
-    its suffix (.parquet, .pq, .csv, .tsv), else a TREC run with `tag` as its run tag. Streamed
-    by Polars' sinks where the plan allows; renamed into place only when complete."""
+    its suffix (`TABLES`), else a TREC run with `tag` as its run tag. Streamed by Polars'
+    sinks where the plan allows; renamed into place only when complete."""
     check_target(path)
     fused = fused.lazy()
     if is_table(path):
