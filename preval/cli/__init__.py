@@ -165,12 +165,16 @@ class _Stdout:
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
+        except BrokenPipeError:  # (the reader left: `main` ends quietly)
+            raise
         except OSError as exc:
             raise common.unwritable_stdout(exc) from exc
 
     def flush(self) -> None:
         try:
             self._stream.flush()
+        except BrokenPipeError:  # (the reader left: `main` ends quietly)
+            raise
         except OSError as exc:
             raise common.unwritable_stdout(exc) from exc
 

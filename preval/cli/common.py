@@ -360,11 +360,10 @@ def query_set_note(
 # --- stdout -----------------------------------------------------------------------------------
 
 
-def unwritable_stdout(exc: OSError) -> OSError | PrevalError:
-    """A failed write to stdout as the one line that names it (a full disk under ``>``); a
-    closed pipe stays a BrokenPipeError, which ends the command quietly (`preval.cli.main`)."""
-    if isinstance(exc, BrokenPipeError):
-        return exc
+def unwritable_stdout(exc: OSError) -> PrevalError:
+    """A failed write to stdout as the one line that names it (a full disk under ``>``). (A
+    closed pipe is no such error: the callers let its BrokenPipeError end the command
+    quietly, `preval.cli.main`.)"""
     reason = exc.strerror or str(exc)
     msg = f"cannot write standard output: {reason} (free space, or send it elsewhere)"
     return PrevalError(msg)

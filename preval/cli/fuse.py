@@ -218,6 +218,8 @@ def _to_stdout(fuse_to: Callable[[str], int], tmp_dir: str | None) -> int:
             try:
                 shutil.copyfileobj(fused, sys.stdout.buffer)
                 sys.stdout.buffer.flush()
+            except BrokenPipeError:  # (the reader left: `main` ends quietly)
+                raise
             except OSError as exc:
                 raise common.unwritable_stdout(exc) from exc
         return rows
