@@ -23,6 +23,7 @@ import pytest
 
 from preval.cli import main
 from tests.test_reliability_sweep import QRELS, RUN_A, RUN_B  # (two runs, three queries)
+from tests.test_trec_input import assert_one_line_error as one_line_error
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,15 +40,6 @@ def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, st
     rc = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return rc, out, err
-
-
-def one_line_error(rc: int, err: str) -> str:
-    assert rc == 2, err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("preval: error:")
-    return lines[0]
 
 
 # --- an output never lands on an input --------------------------------------------------------
