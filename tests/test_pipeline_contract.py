@@ -412,3 +412,20 @@ def test_fuse_to_json_writes_json(capsys, files, tmp_path, suffix) -> None:
     text = out.read_text()
     rows = json.loads(text) if suffix == ".json" else [json.loads(r) for r in text.splitlines()]
     assert rows == pl.read_csv(table).to_dicts()
+
+
+# --- an output asked for is written, or the command says why not -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flag", "power"), [("--curve", []), ("--swapped", ["--power", "--resamples", "20"])]
+)
+def test_agreement_refuses_an_output_it_would_not_write(capsys, files, tmp_path, flag, power):
+    """`agreement --curve c.csv` without --power (and --swapped with it) exited 0 and wrote
+    nothing: the pipeline's next step found no file."""
+    target = tmp_path / "out.csv"
+    rc, out, err = cli(capsys, "agreement", files["a"], files["b"], "--qrels", files["qrels"],
+                       "-m", "AP", "-m", "P@1", *power, flag, target)  # fmt: skip
+    line = one_line_error(rc, err)
+    assert flag in line and "--power" in line
+    assert not target.exists() and out == ""
