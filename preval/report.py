@@ -146,7 +146,7 @@ def check_distinct(outputs: dict[str, str | Path | None], inputs: list[str | Pat
                     "replace the data being evaluated (choose another path)"
                 )
                 raise InputError(msg)
-        key = path.resolve()
+        key = _resolved(path)
         if key in seen:
             msg = f"{seen[key]} and {option} name the same file {path}: choose two paths"
             raise InputError(msg)
@@ -156,7 +156,14 @@ def check_distinct(outputs: dict[str, str | Path | None], inputs: list[str | Pat
 def _same_file(a: Path, b: Path) -> bool:
     if a.exists() and b.exists():
         return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
+    return _resolved(a) == _resolved(b)
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop of links: no file (`check_place` says so)
+        return path.absolute()
 
 
 def table(df: pl.DataFrame, decimals: int = 4) -> str:

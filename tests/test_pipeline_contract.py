@@ -387,15 +387,18 @@ def test_a_stream_output_that_fails_names_it(capsys, files) -> None:
     assert "cannot write /dev/full: No space left on device" in one_line_error(rc, err)
 
 
-@pytest.mark.parametrize("command", ["evaluate", "fuse", "compare"])
+@pytest.mark.parametrize("command", ["evaluate", "fuse", "compare", "plot"])
 def test_an_output_on_a_symlink_loop_is_one_line(capsys, files, tmp_path, command) -> None:
     """A symbolic link to itself as the output was a RuntimeError traceback (exit 1)."""
-    loop = tmp_path / ("loop.csv" if command != "fuse" else "loop.run")
+    if command == "plot":
+        pytest.importorskip("matplotlib")
+    loop = tmp_path / {"fuse": "loop.run", "plot": "loop.png"}.get(command, "loop.csv")
     loop.symlink_to(loop.name)
     args = {
         "evaluate": ["evaluate", files["a"], "--qrels", files["qrels"], "--per-query", loop],
         "fuse": ["fuse", files["a"], files["b"], "-o", loop],
         "compare": ["compare", files["a"], files["b"], "--qrels", files["qrels"], "--output", loop],
+        "plot": ["plot", "pr", files["a"], files["b"], "--qrels", files["qrels"], "-o", loop],
     }[command]
     rc, _, err = cli(capsys, *args)
     assert f"cannot write {loop}" in one_line_error(rc, err)

@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
     opts = options.from_args(args, "cli-plot")
     inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format)
-    target = pictures.check_output(args.output)  # before any work: suffix, directory, matplotlib
     report.check_distinct({"-o": args.output}, list(inputs.files))
+    target = pictures.check_output(args.output)  # before any work: suffix, directory, matplotlib
 
     def collect(plan):  # the measures, with the user's engine and a progress line
         return common.collect(plan, args, inputs)
