@@ -19,8 +19,6 @@ Two kinds of curve, for ranked retrieval and for a classifier's test set:
 
 from __future__ import annotations
 
-import contextlib
-import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ from .errors import InputError, MissingColumnError
 from .options import Options, accepts
 from .planner import Plan, build_plan
 from .planner.qrels import joined_table
-from .report import hidden_beside
+from .report import Outputs, check_place
 from .significance import MISSING, universe
 from .summary import summarize
 
@@ -367,20 +365,17 @@ def _match(keys: list[str], group: tuple) -> pl.Expr:
 
 
 def _save(fig, path: Path) -> None:
-    """Write atomically: a temporary file beside the target, renamed when complete."""
-    tmp = hidden_beside(path, path.suffix)
+    """Write atomically, as every output (`report.Outputs`): a temporary file renamed when
+    complete (over a link's target, not the link), or copied into a stream."""
     try:
-        fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            # the user gave `path`: the hidden temporary file beside it is no name to show
-            reason = exc.strerror or type(exc).__name__
-            msg = f"cannot write {path}: {reason} (nothing was written; choose another path)"
-            raise InputError(msg) from exc
-        raise
+        with Outputs() as out:
+            fig.savefig(out.stage(path), format=path.suffix.lstrip(".").lower(),
+                        bbox_inches="tight")  # fmt: skip
+    except OSError as exc:
+        # the user gave `path`: the hidden temporary file beside it is no name to show
+        reason = exc.strerror or type(exc).__name__
+        msg = f"cannot write {path}: {reason} (nothing was written; choose another path)"
+        raise InputError(msg) from exc
 
 
 def compare_plot(
@@ -448,9 +443,7 @@ def _target(output: str | Path) -> Path:
     if path.suffix.lower() not in FORMATS:
         msg = f"cannot tell the picture format of {path} (known: {', '.join(FORMATS)})"
         raise InputError(msg)
-    if not path.parent.is_dir():
-        msg = f"cannot write {path}: directory {path.parent} does not exist"
-        raise InputError(msg)
+    check_place(path)
     return path
 
 

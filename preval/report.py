@@ -4,8 +4,12 @@ comparison (Markdown, LaTeX with booktabs), and files written atomically by thei
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import signal
+import stat
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +33,17 @@ _SUFFIXES = {
 }
 
 
+# an output path that means standard output, as Unix tools read it (`preval trec QRELS -` reads
+# its run from stdin): the table a command prints goes there anyway, so `-o -` is that table
+STDOUT = "-"
+
+
+def printed(path: str | Path | None) -> str | Path | None:
+    """`path`, or None when it is `STDOUT`: the output a command prints on stdout when no file
+    is given (`--summary -`, `compare --output -`) goes there with ``-`` too."""
+    return None if path is not None and str(path) == STDOUT else path
+
+
 def format_for(path: str | Path) -> str:
     """The file format of an output path, from its suffix."""
     suffix = Path(path).suffix.lower()
@@ -46,8 +61,49 @@ def check_target(path: str | Path) -> str:
     Checking every target first means one bad target cannot leave the others written.
     """
     fmt = format_for(path)
-    target = Path(path)
+    check_place(path)
+    return fmt
+
+
+def is_stream(path: str | Path) -> bool:
+    """Whether `path` is (or links to) a stream an output is written into, not a file it
+    replaces: a named pipe (``mkfifo``), a character device (``/dev/stdout``, ``/dev/null``),
+    a socket. Renaming a file over it would remove the reader's pipe (or, for root, the
+    device) and leave the reader waiting. A descriptor's name (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``) is one too, whatever it is open on: a shell's ``>>`` file is appended
+    to, not replaced."""
+    try:
+        mode = os.stat(path).st_mode  # (through links)
+    except OSError:
+        return False
+    descriptor = str(path).startswith(("/dev/", "/proc/"))
+    return descriptor or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def placed(path: str | Path) -> Path:
+    """Where the file for `path` goes: a symbolic link's target (the link stays a link, as a
+    shell's ``>`` writes through it), else `path`."""
+    path = Path(path)
+    return path.resolve() if path.is_symlink() else path
+
+
+def check_place(path: str | Path) -> None:
+    """Refuse a place no file can be written to, whatever its format: a folder that does not
+    exist, or is a file, or is not writable; a directory in the file's place. A stream
+    (`is_stream`) takes any output."""
+    try:
+        os.stat(path)
+    except OSError as exc:  # (a missing file is what most outputs are: written below)
+        if exc.errno == errno.ELOOP:  # a link to itself: resolving it raises, not names it
+            msg = f"cannot write {path}: {exc.strerror} (a loop of symbolic links)"
+            raise InputError(msg) from exc
+    if is_stream(path):
+        return
+    target = placed(path)
     parent = target.parent
+    if parent.exists() and not parent.is_dir():
+        msg = f"cannot write {path}: {parent} is a file, not a directory"
+        raise InputError(msg)
     if not parent.is_dir():
         msg = f"cannot write {path}: directory {parent} does not exist"
         raise InputError(msg)
@@ -57,7 +113,6 @@ def check_target(path: str | Path) -> str:
     if not os.access(parent, os.W_OK | os.X_OK):
         msg = f"cannot write {path}: directory {parent} is not writable"
         raise InputError(msg)
-    return fmt
 
 
 def check_targets(outputs: dict[str, str | Path | None], inputs: list[str | Path | None]) -> None:
@@ -67,7 +122,13 @@ def check_targets(outputs: dict[str, str | Path | None], inputs: list[str | Path
     outputs on one path would keep only the last one: both are refused, as is any target that
     `check_target` refuses.
     """
-    for path in outputs.values():
+    for option, path in outputs.items():
+        if path is not None and str(path) == STDOUT:
+            msg = (
+                f"{option} -: standard output holds the table the command prints; write this "
+                "one to a file (its suffix gives the format: .csv, .tsv, .json, .parquet ...)"
+            )
+            raise InputError(msg)
         if path:
             check_target(path)
     check_distinct(outputs, inputs)
@@ -85,7 +146,7 @@ def check_distinct(outputs: dict[str, str | Path | None], inputs: list[str | Pat
                     "replace the data being evaluated (choose another path)"
                 )
                 raise InputError(msg)
-        key = path.resolve()
+        key = _resolved(path)
         if key in seen:
             msg = f"{seen[key]} and {option} name the same file {path}: choose two paths"
             raise InputError(msg)
@@ -95,7 +156,14 @@ def check_distinct(outputs: dict[str, str | Path | None], inputs: list[str | Pat
 def _same_file(a: Path, b: Path) -> bool:
     if a.exists() and b.exists():
         return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
+    return _resolved(a) == _resolved(b)
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop of links: no file (`check_place` says so)
+        return path.absolute()
 
 
 def table(df: pl.DataFrame, decimals: int = 4) -> str:
@@ -280,6 +348,7 @@ class Outputs:
 
     def __init__(self) -> None:
         self._staged: list[tuple[str, Path]] = []
+        self._streamed: list[tuple[str, Path]] = []
 
     def __enter__(self) -> Outputs:
         return self
@@ -292,24 +361,53 @@ class Outputs:
             try:
                 if kind is None:
                     for tmp, path in self._staged:
-                        os.replace(tmp, path)
+                        os.replace(tmp, placed(path))
                         WRITTEN.append(path)
             finally:  # failed, or interrupted: no temporary file stays behind
                 for tmp, _ in self._staged:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(tmp)
+        # a stream gets its complete output after the files are in place (its reader may be a
+        # step that reads them too); a signal now ends the copy, and the copy is removed
+        try:
+            for tmp, path in self._streamed if kind is None else ():
+                try:  # (appended: a descriptor a shell opened with >> keeps what it holds)
+                    with open(tmp, "rb") as source, open(path, "ab") as sink:
+                        shutil.copyfileobj(source, sink)
+                except OSError as exc:
+                    reason = exc.strerror or str(exc)
+                    msg = f"cannot write {path}: {reason} (free space or choose another path)"
+                    raise InputError(msg) from exc
+                WRITTEN.append(path)
+        finally:
+            for tmp, _ in self._streamed:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+
+    def stage(self, path: str | Path) -> str:
+        """A new temporary file for `path`, put in place when the block ends: hidden beside
+        the file (beside a link's target), or in the temporary directory for a stream. It is
+        listed before it exists, so that whatever interrupts its writing removes it, and made
+        exclusively: a file or link that appeared under its name is refused, not written
+        through (the writers open the name again, ours by then)."""
+        path = Path(path)
+        if is_stream(path):
+            handle, tmp = tempfile.mkstemp(prefix="preval-", suffix=".tmp")
+            os.close(handle)
+            self._streamed.append((tmp, path))
+            return tmp
+        tmp = hidden_beside(placed(path), ".tmp")
+        self._staged.append((tmp, path))
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        return tmp
 
     def write(self, data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
         path = Path(path)
         fmt = check_target(path)
-        # listed before the file exists: __exit__ removes it whatever interrupts the write
-        tmp = hidden_beside(path, ".tmp")
-        self._staged.append((tmp, path))
         data = counts_as_integers(data)
+        tmp = str(path)  # (named in a message until the temporary file is made)
         try:
-            # made here, exclusively: a file or link that appeared under its name is refused,
-            # not written through (the writers below open the name again, ours by then)
-            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+            tmp = self.stage(path)
             if isinstance(data, pl.LazyFrame) and fmt in ("parquet", "csv", "tsv", "ndjson"):
                 _sink(data, tmp, fmt)
             else:

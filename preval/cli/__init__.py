@@ -19,6 +19,7 @@ import threading
 import weakref
 from collections.abc import Sequence
 from types import FrameType
+from typing import TextIO
 
 import polars as pl
 
@@ -135,6 +136,9 @@ def _main(args: argparse.Namespace) -> int:
         # (the command's quiet start-up handlers, `preval._quiet_start`, end here)
         previous = {s: signal.signal(s, _terminate) for s in (signal.SIGINT, *ENDING)}
     report.WRITTEN.clear()
+    named = sys.stdout is sys.__stdout__ and sys.stdout is not None
+    if named:  # (a test's captured stdout is its own business)
+        sys.stdout = _Stdout(sys.stdout)
     try:
         return _run(args)
     except KeyboardInterrupt:
@@ -144,8 +148,38 @@ def _main(args: argparse.Namespace) -> int:
         print(f"preval: terminated; {_outputs_left()}", file=sys.stderr)
         return 128 + ended.signum
     finally:
+        if named:
+            sys.stdout = sys.__stdout__
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+class _Stdout:
+    """stdout, whose failure to write (a full disk under ``> out.txt``, ``> /dev/full``, an
+    I/O error) is said naming it: the bare error says only ``[Errno 28] No space left on
+    device``, which could be any file. A closed pipe stays a BrokenPipeError (`main`)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:  # (the reader left: `main` ends quietly)
+            raise
+        except OSError as exc:
+            raise common.unwritable_stdout(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:  # (the reader left: `main` ends quietly)
+            raise
+        except OSError as exc:
+            raise common.unwritable_stdout(exc) from exc
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def _outputs_left() -> str:

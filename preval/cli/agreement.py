@@ -75,8 +75,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     paths = [args.input, *args.runs]
+    args.output = report.printed(args.output)  # (-: the table printed on stdout)
     outputs = {"--output": args.output, "--swapped": args.swapped, "--curve": args.curve}
     report.check_targets(outputs, [*paths, args.qrels, args.against, args.against_qrels])
+    if args.curve and not args.power:  # (an output asked for is written, or refused)
+        msg = "--curve writes the ASL curve of --power: add --power, or drop --curve"
+        raise InputError(msg)
+    if args.swapped and args.power:
+        msg = "--swapped writes the rank correlation's swapped pairs: --power has none; drop one"
+        raise InputError(msg)
     if args.power and (args.against or args.against_qrels):
         msg = "--power measures each -m on INPUT alone: drop --against / --against-qrels"
         raise InputError(msg)

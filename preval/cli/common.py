@@ -64,6 +64,19 @@ def kind(path: str, input_format: str) -> str:
     return "trec" if io.is_trec(path, input_format) else "table"
 
 
+STDIN = "/dev/stdin"  # what `-` reads: a stream, copied once by the reader (`io`)
+
+
+def standard_input(names: Sequence[str | None]) -> list[str | None]:
+    """`names` with ``-`` read as standard input (as trec_eval and Unix tools read it:
+    ``preval fuse a.run b.run -o - | preval evaluate - --qrels q.txt``); at most one of them,
+    since a stream is read once."""
+    if sum(name == "-" for name in names) > 1:
+        msg = "- (standard input) is given twice: it can be read once; give one input as -"
+        raise InputError(msg)
+    return [STDIN if name == "-" else name for name in names]
+
+
 def read_inputs(
     paths: Sequence[str],
     qrels: str | None,
@@ -78,7 +91,7 @@ def read_inputs(
     files, a run file given twice, two runs with one name and run files without judgments
     are refused here, alike for every command; an empty run file too, unless `empty_runs`
     (`preval trec` evaluates it as trec_eval does: it warns that nothing was evaluated)."""
-    paths = [str(p) for p in paths]
+    *paths, qrels = standard_input([*(str(p) for p in paths), qrels])
     kinds = [kind(p, input_format) for p in paths]
     if qrels is not None:  # (`preval trec` evaluates empty files, as trec_eval does)
         io.require_file(qrels, "qrels", empty_ok=empty_runs)
@@ -349,6 +362,15 @@ def query_set_note(
 
 
 # --- stdout -----------------------------------------------------------------------------------
+
+
+def unwritable_stdout(exc: OSError) -> PrevalError:
+    """A failed write to stdout as the one line that names it (a full disk under ``>``). (A
+    closed pipe is no such error: the callers let its BrokenPipeError end the command
+    quietly, `preval.cli.main`.)"""
+    reason = exc.strerror or str(exc)
+    msg = f"cannot write standard output: {reason} (free space, or send it elsewhere)"
+    return PrevalError(msg)
 
 
 def stdout_format(text: str) -> str:

@@ -67,7 +67,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     common.refuse_parquet(args.format, "--output comparison.parquet")
     paths = [args.input, *args.runs]
+    args.output = report.printed(args.output)  # (-: the table printed on stdout)
     report.check_targets({"--output": args.output}, [*paths, args.qrels])
+    if args.plot:  # before any work, as the table's: a refused plot leaves no table written
+        from ..plot import check_output
+
+        report.check_distinct({"--output": args.output, "--plot": args.plot},
+                              [*paths, args.qrels])  # fmt: skip
+        check_output(args.plot)
     resampling = options.from_args(args, "cli-resampling").intervals
     per_query, baseline, notes, averaged = per_query_of(args)
     if not (args.per_query_table or args.runs):
@@ -87,15 +94,16 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if args.risk is not None:
         result = _with_risk(result, per_query, baseline, args)
-    if args.output:
-        report.write(result, args.output)
-    if args.plot:
-        from ..plot import compare_plot  # the CLI draws; the statistics know nothing of it
+    with report.Outputs() as files:  # (the table is put in place after the plot, or not)
+        if args.output:
+            files.write(result, args.output)
+        if args.plot:
+            from ..plot import compare_plot  # the CLI draws; the statistics know nothing of it
 
-        compare_plot(
-            per_query, args.plot, measure=result["measure"][0], baseline=baseline,
-            by=by, query=args.query, alpha=args.alpha, missing=args.missing,
-        )  # fmt: skip
+            compare_plot(
+                per_query, args.plot, measure=result["measure"][0], baseline=baseline,
+                by=by, query=args.query, alpha=args.alpha, missing=args.missing,
+            )  # fmt: skip
     filled = int(result["queries_filled"].max() or 0)
     rule = "scored 0 for the system that lacks them" if args.missing == "zero" else "dropped"
     for note in notes:  # after the comparison: an error is the one line printed

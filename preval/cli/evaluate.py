@@ -72,14 +72,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     ev.add_argument(
         "--per-query",
         metavar="PATH",
-        help="write per-query values (.parquet, .csv, .tsv, .json, .ndjson)",
+        help="write per-query values (.parquet, .csv, .tsv, .json, .ndjson); - prints them "
+        "on stdout in --format, instead of the summary",
     )
     ev.add_argument(
         "--long",
         action="store_true",
         help="per-query output as (keys..., query, measure, value) rows",
     )
-    ev.add_argument("--summary", metavar="PATH", help="write the summary to a file")
+    ev.add_argument(
+        "--summary",
+        metavar="PATH",
+        help="write the summary to a file (- : stdout, where it is printed anyway)",
+    )
     ev.add_argument(
         "--bounds",
         nargs="?",
@@ -118,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     opts = options.from_args(args, "cli-evaluate")
     inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format,
                                 subtopic=opts.columns.subtopic)  # fmt: skip
+    per_query_printed = _per_query_on_stdout(args)
     report.check_targets({"--per-query": args.per_query, "--summary": args.summary},
                          list(inputs.files))  # fmt: skip
     plan = _plan(args, inputs, inputs.options(opts))
@@ -165,6 +171,11 @@ def run(args: argparse.Namespace) -> int:
                     "queries with a single class; summaries average the others",
                     file=sys.stderr,
                 )
+    if per_query_printed:  # (held in memory: a file gets it streamed)
+        long = args.long and args.bounds is None
+        table = (plan.per_query("long") if long else per_query).collect()
+        sys.stdout.write(report.render(table, args.format))
+        return 0
     sys.stdout.write(report.render(summary_df, args.format))
     if args.compare is not None:
         from ..significance import compare  # numpy and scipy: only when comparing
@@ -180,6 +191,27 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(report.render(table, args.format))
     return 0
+
+
+def _per_query_on_stdout(args: argparse.Namespace) -> bool:
+    """Whether ``--per-query -`` asks for the per-query table on stdout, where it takes the
+    summary's place (a --summary file still gets the summary); ``--summary -`` is the summary
+    printed there anyway. The one table stdout holds is a table a pipe can read."""
+    summary_printed = args.summary == report.STDOUT
+    args.summary = report.printed(args.summary)
+    if args.per_query != report.STDOUT:
+        return False
+    if summary_printed:
+        msg = "--per-query - and --summary -: stdout holds one table; write one to a file"
+        raise PrevalError(msg)
+    args.per_query = None
+    if args.compare is not None:
+        msg = (
+            "--per-query - prints the per-query table on stdout, where --compare would print "
+            "its table too: write the per-query table to a file (--per-query per_query.csv)"
+        )
+        raise PrevalError(msg)
+    return True
 
 
 def print_audit(audit_df: pl.DataFrame) -> None:

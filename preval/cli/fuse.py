@@ -4,7 +4,13 @@ TREC run or a table, out of core within ``--memory-limit``."""
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
 
+from .. import report
 from ..errors import PrevalError
 from ..options import DUPLICATES, INPUT_FORMATS
 from . import common, fuse_tune
@@ -63,8 +69,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "-o",
         "--output",
         metavar="PATH",
-        help="where to write the fused run: .parquet, .pq, .csv, .tsv as a table, any other "
-        "path as a TREC run (query Q0 doc rank score tag)",
+        help="where to write the fused run: .parquet, .pq, .csv, .tsv, .json, .ndjson as a "
+        "table, any other "
+        "path as a TREC run (query Q0 doc rank score tag); - prints the TREC run on stdout",
     )
     fu.add_argument("--tag", default=None, help="the TREC run's tag (default: the method)")
     fu.add_argument("--list", action="store_true", help="list the methods and normalisations")
@@ -162,6 +169,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.runs:
         msg = "give the runs to fuse (preval fuse RUN [RUN ...] -o PATH), or --list"
         raise PrevalError(msg)
+    # (- is standard input, once: a run, or the judgments of --optimize or --train-qrels)
+    n, train = len(args.runs), args.train_runs or []
+    *read, args.qrels, args.train_qrels = common.standard_input(
+        [*args.runs, *train, args.qrels, args.train_qrels]
+    )
+    args.runs, args.train_runs = read[:n], read[n:] or args.train_runs
     if fuse_tune.wants(args):
         return fuse_tune.run(args)
     if args.output is None:
@@ -170,10 +183,45 @@ def run(args: argparse.Namespace) -> int:
     from ..fusion import writers
 
     params = dict(args.param)
-    rows = writers.fuse_to(
-        args.runs, args.output, args.method, args.norm, args.weights, tag=args.tag,
-        memory_limit=args.memory_limit, tmp_dir=args.tmp_dir, query=args.query, doc=args.doc,
-        score=args.score, input_format=args.input_format, duplicates=args.duplicates, **params,
-    )  # fmt: skip
-    print(f"{rows:,} fused rows written to {args.output}")
+
+    def fuse_to(path: str) -> int:
+        return writers.fuse_to(
+            args.runs, path, args.method, args.norm, args.weights, tag=args.tag,
+            memory_limit=args.memory_limit, tmp_dir=args.tmp_dir, query=args.query,
+            doc=args.doc, score=args.score, input_format=args.input_format,
+            duplicates=args.duplicates, **params,
+        )  # fmt: skip
+
+    if args.output == report.STDOUT:
+        rows = _to_stdout(fuse_to, args.tmp_dir)
+        where = "standard output"
+    else:
+        rows, where = fuse_to(args.output), args.output
+    # a message, not a result: stdout holds the fused run with -o -, else nothing
+    print(f"preval: {rows:,} fused rows written to {where}", file=sys.stderr)
     return 0
+
+
+def _to_stdout(fuse_to: Callable[[str], int], tmp_dir: str | None) -> int:
+    """``-o -``: the fused TREC run on stdout (for ``| preval trec QRELS -``), written first to
+    a temporary file (in --tmp-dir, else the system's), so that stdout gets a complete run or
+    nothing; the file is removed whatever ends the command."""
+    if tmp_dir is not None and not Path(tmp_dir).is_dir():
+        msg = f"--tmp-dir {tmp_dir}: no such directory"
+        raise PrevalError(msg)
+    folder = tempfile.mkdtemp(prefix="preval-fuse-", dir=tmp_dir)
+    try:
+        path = str(Path(folder) / "fused.run")
+        rows = fuse_to(path)
+        sys.stdout.flush()
+        with open(path, "rb") as fused:
+            try:
+                shutil.copyfileobj(fused, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
+            except BrokenPipeError:  # (the reader left: `main` ends quietly)
+                raise
+            except OSError as exc:
+                raise common.unwritable_stdout(exc) from exc
+        return rows
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -9,8 +9,10 @@ line asks for them, and `run` then does the whole command (read, tune or train, 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
+from .. import report
 from ..errors import PrevalError
 
 EXAMPLES = """\
@@ -112,8 +114,20 @@ def run(args: argparse.Namespace) -> int:
     if args.optimize is None and (args.folds is not None or args.search or args.qrels):
         msg = "--qrels, --folds and --search go with --optimize MEASURE"
         raise PrevalError(msg)
+    if args.output is None and args.train_qrels is not None:
+        msg = "give the output with -o PATH (.parquet, .csv, .tsv: a table; else a TREC run)"
+        raise PrevalError(msg)
+    if args.output == report.STDOUT:
+        msg = (
+            "-o -: --optimize and --train-qrels print their report on stdout; write the fused "
+            "run to a file (-o fused.run)"
+        )
+        raise PrevalError(msg)
     if args.output is not None:
         writers.check_target(args.output)
+        # an output on a run or on judgments would replace what is being fused or scored
+        read = [*args.runs, *(args.train_runs or []), args.qrels, args.train_qrels]
+        report.check_distinct({"output": args.output}, read)
     params = dict(args.param)
     tag = args.tag or args.method
     columns = {"query": args.query, "doc": args.doc, "score": args.score}
@@ -129,7 +143,11 @@ def run(args: argparse.Namespace) -> int:
         fused = core.apply(stacked, args.method, norm=args.norm, weights=args.weights,
                            learned=learned.lazy(), params=params)  # fmt: skip
         writers.write(fused, args.output, tag=tag)
-        print(f"{args.method} trained on {args.train_qrels}; fused run written to {args.output}")
+        print(
+            f"preval: {args.method} trained on {args.train_qrels}; fused run written to "
+            f"{args.output}",
+            file=sys.stderr,
+        )
         return 0
     if args.qrels is None:
         msg = "--optimize needs the judgments to score on: --qrels QRELS"
@@ -138,7 +156,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _optimize(args: argparse.Namespace, params: dict, tag: str, columns: dict) -> int:
-    from .. import report
     from ..fusion import writers
     from ..fusion.tuning import optimize_fusion
 

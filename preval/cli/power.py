@@ -73,6 +73,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     common.refuse_parquet(args.format, "-o power.parquet")
+    args.output = report.printed(args.output)  # (-: the table printed on stdout)
     report.check_targets({"--output": args.output}, [args.input, *args.runs, args.qrels])
     from ..power import analysis  # numpy and scipy: only here
 

@@ -113,9 +113,8 @@ def run(args: argparse.Namespace) -> int:
     measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
     # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone
     measures = measures or ["NumQ"]
-    # trec_eval reads the run from standard input when its name is "-"
-    runs = ["/dev/stdin" if path == "-" else path for path in args.runs]
-    inputs = common.read_inputs(runs, args.qrels, args.input_format, empty_runs=True)
+    # (trec_eval reads the run from standard input when its name is "-": read_inputs does too)
+    inputs = common.read_inputs(args.runs, args.qrels, args.input_format, empty_runs=True)
     names, by = list(inputs.names), ["system"]
     if not inputs.runs:  # a table: each value of its system column is a run, else the file
         columns = io.scan(inputs.data, what="run").collect_schema().names()

@@ -11,8 +11,6 @@ the fused buckets are then merged by query (Polars' streaming ``merge_sorted``) 
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,7 +40,8 @@ from ..spill import SpillDirectory
 from . import core
 from .core import DOC, QUERY, RANK, ROW, SCORE
 
-TABLES = {".parquet", ".pq", ".csv", ".tsv"}
+# (a .json name holding a TREC run would be a trap: JSON and NDJSON are tables too)
+TABLES = {".parquet", ".pq", ".csv", ".tsv", ".json", ".ndjson", ".jsonl"}
 # the fused plan holds several copies of its input (ranks, the runs side by side, the sort):
 # in memory when the stacked rows take at most this share of the budget (RRF on the streaming
 # engine holds about 9 times the stacked rows' bytes: benchmarks/results.md)
@@ -64,25 +63,16 @@ def is_table(path: str | Path) -> bool:
 def check_target(path: str | Path) -> None:
     """Refuse a target before any work: its directory exists and is writable, it is no
     directory."""
-    target = Path(path)
-    if is_table(target):
-        report.check_target(target)
-        return
-    if not target.parent.is_dir():
-        msg = f"cannot write {path}: directory {target.parent} does not exist"
-        raise InputError(msg)
-    if target.is_dir():
-        msg = f"cannot write {path}: it is a directory"
-        raise InputError(msg)
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        msg = f"cannot write {path}: directory {target.parent} is not writable"
-        raise InputError(msg)
+    if is_table(path):
+        report.check_target(path)
+    else:  # (a TREC run: any suffix)
+        report.check_place(path)
 
 
 def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "fused") -> None:
     """Write `fused` (query, doc, score, rank: `preval.fuse`'s columns) to `path`: a table by
-    its suffix (.parquet, .pq, .csv, .tsv), else a TREC run with `tag` as its run tag. Streamed
-    by Polars' sinks where the plan allows; renamed into place only when complete."""
+    its suffix (`TABLES`), else a TREC run with `tag` as its run tag. Streamed by Polars'
+    sinks where the plan allows; renamed into place only when complete."""
     check_target(path)
     fused = fused.lazy()
     if is_table(path):
@@ -93,21 +83,19 @@ def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "f
         pl.col(QUERY).cast(pl.String), pl.lit("Q0"), pl.col(DOC).cast(pl.String),
         pl.col(RANK), pl.col(SCORE), pl.lit(tag).alias("tag"),
     )  # fmt: skip
-    target = Path(path)
-    tmp = report.hidden_beside(target, ".tmp")
-    try:
-        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
-        trec.sink_csv(tmp, separator=" ", include_header=False, quote_style="never")
-        os.replace(tmp, target)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
-        msg = (
-            f"cannot write {path}: {text} (nothing was written; free space or choose another path)"
-        )
-        raise InputError(msg) from exc
-    finally:  # failed or interrupted: no temporary file stays behind
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    with report.Outputs() as out:  # (renamed into place when complete; a stream, copied)
+        tmp = str(path)
+        try:
+            tmp = out.stage(path)
+            trec.sink_csv(tmp, separator=" ", include_header=False, quote_style="never")
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else "write failed"
+            text = text.replace(tmp, str(path))
+            msg = (
+                f"cannot write {path}: {text} (nothing was written; free space or choose "
+                "another path)"
+            )
+            raise InputError(msg) from exc
 
 
 def fuse_to(
