@@ -19,7 +19,6 @@ difference over those queries and (with `delta`) the queries needed to detect de
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from functools import partial
 
@@ -222,52 +221,36 @@ def analysis(
         pairs = pairs.filter((pl.col("baseline") == baseline) & (pl.col("system") != baseline))
     else:
         pairs = pairs.filter(pl.col("baseline") < pl.col("system"))
-    # each pair's differences, for `_solve` to sum exactly: a float sum's last bits depend on
-    # its order, which a parallel join and aggregation do not fix (the same file gave other
-    # digits from run to run); an exact sum gives the same bytes in any order
+    # each pair's differences summed in one order, their sorted order, as a list: a float
+    # sum's last bits depend on its order, which a parallel join and aggregation do not fix
+    # (the same file gave other digits from run to run); a group's sort().mean() did not fix
+    # it, the mean of the sorted list does
+    diffs = pl.col(_DIFFS)
     table = (
         pairs.group_by("system", "baseline", "measure")
         .agg(
             pl.len().cast(pl.Int64).alias("queries"),
-            (pl.col("value") - pl.col("baseline_value")).alias(_DIFFS),
+            (pl.col("value") - pl.col("baseline_value")).sort().alias(_DIFFS),
+        )
+        .select(
+            "system", "baseline", "measure", "queries",
+            diffs.list.mean().alias("delta_observed"),
+            (diffs.list.std() if sd is None else pl.lit(float(sd))).alias("sd"),
         )
         .sort("measure", "baseline", "system")
-    )
-    out_schema = {"system": pl.String, "baseline": pl.String, "measure": pl.String,
-                  "queries": pl.Int64, "delta_observed": pl.Float64, "sd": pl.Float64,
-                  "detectable": pl.Float64, "power_observed": pl.Float64}  # fmt: skip
+    )  # fmt: skip
+    out_schema = {**table.collect_schema(), "detectable": pl.Float64, "power_observed": pl.Float64}
     if delta is not None:
         out_schema["queries_needed"] = pl.Int64
-    solve = partial(_solve, alpha=alpha, power=power, delta=delta, sd=sd)
+    solve = partial(_solve, alpha=alpha, power=power, delta=delta)
     return table.map_batches(solve, schema=out_schema)
 
 
 _DIFFS = "__preval_differences"
 
 
-def _mean_sd(values: list[float]) -> tuple[float, float]:
-    """Mean and sd (ddof 1; NaN under two values) of `values`, from exactly rounded sums
-    (`math.fsum`): the same in any order of the values."""
-    n = len(values)
-    mean = math.fsum(values) / n
-    if n < 2:
-        return mean, math.nan
-    deviations = np.asarray(values, dtype=np.float64) - mean
-    return mean, math.sqrt(math.fsum(deviations * deviations) / (n - 1))
-
-
-def _solve(
-    df: pl.DataFrame, *, alpha: float, power: float, delta: float | None, sd: float | None
-) -> pl.DataFrame:
-    """The mean and sd of each pair's differences, and the noncentral t part of `analysis`,
-    on its small table of pairs."""
-    moments = [_mean_sd(d) for d in df[_DIFFS].to_list()]  # (one per pair of systems)
-    df = df.drop(_DIFFS).with_columns(
-        pl.Series("delta_observed", [m for m, _ in moments], dtype=pl.Float64),
-        pl.Series("sd", [s for _, s in moments], dtype=pl.Float64).fill_nan(None)
-        if sd is None
-        else pl.lit(float(sd), dtype=pl.Float64).alias("sd"),
-    )
+def _solve(df: pl.DataFrame, *, alpha: float, power: float, delta: float | None) -> pl.DataFrame:
+    """The noncentral t part of `analysis`, on its small table of pairs."""
     n = df["queries"].to_numpy().astype(np.float64)
     sd = df["sd"].fill_null(float("nan")).to_numpy()
     observed = df["delta_observed"].fill_null(float("nan")).to_numpy()

@@ -149,12 +149,13 @@ def run(args: argparse.Namespace) -> int:
     # (with --ci: each rate's bounds beside it, in every output; a bootstrap runs here)
     outputs = [summarize(per_query, by=by, query=args.query, options=opts), plan.audit(),
                per_query.select(pl.col(auc).null_count())]  # fmt: skip
+    long = args.long and args.bounds is None
+    shown = plan.per_query("long") if long else per_query  # (the per-query output, if any)
     with warnings.catch_warnings(), report.Outputs() as files:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
         summary_df, audit_df, undefined = pl.collect_all(outputs)
         if args.per_query:  # streamed from the evaluation to the file, not held in memory
-            long = args.long and args.bounds is None
-            files.write(plan.per_query("long") if long else per_query, args.per_query)
+            files.write(shown, args.per_query)
         if args.summary:
             files.write(summary_df, args.summary)
     if not args.quiet:
@@ -172,9 +173,7 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
     if per_query_printed:  # (held in memory: a file gets it streamed)
-        long = args.long and args.bounds is None
-        table = (plan.per_query("long") if long else per_query).collect()
-        sys.stdout.write(report.render(table, args.format))
+        sys.stdout.write(report.render(shown.collect(), args.format))
         return 0
     sys.stdout.write(report.render(summary_df, args.format))
     if args.compare is not None:
