@@ -467,6 +467,16 @@ def test_an_input_the_qrels_cap_cannot_hold_takes_the_default(monkeypatch) -> No
         partitioned.collect_partitioned(plan, memory_limit=1)
 
 
+def spilled_with(tmp_path: Path, run, qrels, keys, buckets, piece_rows):
+    """`run` and `qrels` scattered into `buckets` under `tmp_path`, and the judgments the
+    pieces of the run take (`_spilled_judgments`)."""
+    partitioned.scatter(qrels.lazy(), keys, buckets, tmp_path / "qrels")
+    partitioned.scatter(run.lazy(), keys, buckets, tmp_path)
+    return partitioned._spilled_judgments(
+        tmp_path / "qrels", keys, buckets, qrels.lazy(), tmp_path, piece_rows
+    )
+
+
 def test_spilled_qrels_give_each_piece_its_own_queries_judgments(tmp_path: Path) -> None:
     """Qrels spilled into the run's buckets are divided as each bucket's rows are when it is
     read back: every piece gets all the judgments of its queries, no query's judgments go to
@@ -483,11 +493,7 @@ def test_spilled_qrels_give_each_piece_its_own_queries_judgments(tmp_path: Path)
         }
     )
     keys, buckets, piece_rows = ["query"], 3, 200
-    partitioned.scatter(qrels.lazy(), keys, buckets, tmp_path / "qrels")
-    partitioned.scatter(run.lazy(), keys, buckets, tmp_path)
-    judgments = partitioned._spilled_judgments(
-        tmp_path / "qrels", keys, buckets, qrels.lazy(), tmp_path, piece_rows
-    )
+    judgments = spilled_with(tmp_path, run, qrels, keys, buckets, piece_rows)
     order = ["query", "doc"]
     given: dict[str, int] = {}
     pieces = 0
@@ -521,11 +527,7 @@ def test_judgments_no_piece_took_are_left_to_check(tmp_path: Path) -> None:
         }
     )
     keys, buckets, piece_rows = ["query"], 4, 100
-    partitioned.scatter(qrels.lazy(), keys, buckets, tmp_path / "qrels")
-    partitioned.scatter(run.lazy(), keys, buckets, tmp_path)
-    judgments = partitioned._spilled_judgments(
-        tmp_path / "qrels", keys, buckets, qrels.lazy(), tmp_path, piece_rows
-    )
+    judgments = spilled_with(tmp_path, run, qrels, keys, buckets, piece_rows)
     taken = []
     for item in partitioned.spilled_buckets(tmp_path, keys, piece_rows):
         piece = item if isinstance(item, pl.DataFrame) else pl.concat(item)
