@@ -1107,15 +1107,13 @@ def _files(paths: str | Path | list[str | Path]) -> list[Path]:
     return [readable(p, "run") for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
 
 
-def scan_run(
-    paths: str | Path | list[str | Path], names: Sequence[str] | None = None
-) -> pl.LazyFrame:
+def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
     """Read TREC run files lazily: columns ``system``, ``query``, ``doc``, ``score``.
 
     Each file is one run, as in trec_eval; its ``system`` is the tag of its first line (the
-    runid), or the file path when several files share a runid. `names`: each file's
-    ``system`` instead, when the caller has read the tags already (none is read again). The
-    rank column is ignored, and so are fields after the sixth (as trec_eval does).
+    runid), or the file path when several files share a runid; `RunFiles` carry their names
+    (the caller has read the tags: none is read again). The rank column is ignored, and so
+    are fields after the sixth (as trec_eval does).
     A malformed line (wrong number of fields, a score that is not a number) raises
     `InputError` naming the file, the line number and its content when the frame is collected.
     """
@@ -1123,12 +1121,7 @@ def scan_run(
     if not files:
         msg = "scan_run: no run file given"
         raise InputError(msg)
-    if names is None:
-        names = paths.names if isinstance(paths, RunFiles) else run_names(files)
-    if len(names) != len(files):
-        msg = f"scan_run: {len(names)} names for {len(files)} run files"
-        raise InputError(msg)
-    systems = [str(n) for n in names]
+    systems = list(paths.names) if isinstance(paths, RunFiles) else run_names(files)
     schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
     numeric = {"score": pl.Float64}
     together, apart = _read_together(files)

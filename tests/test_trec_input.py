@@ -277,8 +277,8 @@ def test_same_tag_cli_prefixes_lines_with_paths(
 def test_scan_run_takes_the_names_read_once(
     files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`scan_run(names=...)` and `io.RunFiles` name the systems without reading a tag; with
-    neither, `scan_run` reads the tags as before."""
+    """`io.RunFiles` name the systems without reading a tag; plain paths, `scan_run` reads
+    the tags as before."""
     from preval.fusion.core import stack
 
     runs = [files["a"], files["b"]]
@@ -288,14 +288,13 @@ def test_scan_run_takes_the_names_read_once(
     assert pickle.loads(pickle.dumps(named)).names == ("one", "two")
     reads: list[Path] = []
     monkeypatch.setattr(io, "_first_tag", lambda path: reads.append(path))
-    for lf in (io.scan_run(runs, names=["one", "two"]), io.scan_run(named)):
-        got = frame(lf)
-        assert got.drop("system").equals(by_tag.drop("system"))
-        assert got.filter(pl.col("system") == "one").height == RUN_A.count("\n")
+    got = frame(io.scan_run(named))
+    assert got.drop("system").equals(by_tag.drop("system"))
+    assert got.filter(pl.col("system") == "one").height == RUN_A.count("\n")
     stack({"mine": files["a"]})  # a fused run named by its caller: its tag is not read
     assert reads == []
     with pytest.raises(preval.InputError, match="1 names for 2 run files"):
-        io.scan_run(runs, names=["one"])
+        io.RunFiles(runs, ["one"])
 
 
 @pytest.mark.parametrize(

@@ -190,7 +190,7 @@ def _read_run(
     what = f"run {i}" if not isinstance(source, (str, Path)) else f"run {source}"
     if io.is_trec(source, fmt, "run"):
         run_name = name or io.run_names([Path(source)])[0]
-        lf = io.scan_run(source, names=[run_name]).drop("system")  # (its tag read once)
+        lf = io.scan_run(io.RunFiles([source], [run_name])).drop("system")  # (tag read once)
         query, doc, score = QUERY, DOC, SCORE
         schema = lf.collect_schema()
     else:
