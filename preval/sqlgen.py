@@ -89,7 +89,8 @@ def sql(
     keys = [f"_k{i}" for i in range(len(by_cols))]
     part = ", ".join([*keys, "_q"])
 
-    levels = sorted({s.level(relevance_level) for s in specs} | {relevance_level})
+    # as Python floats, whose repr is a SQL literal (a numpy level's repr is np.float64(...))
+    levels = sorted({float(s.level(relevance_level)) for s in specs} | {float(relevance_level)})
     lv = {level: i for i, level in enumerate(levels)}
     cutoffs = sorted({s.cutoff for s in specs if s.definition.name == "nDCG"}, key=str)
     ideal = {k: f"_idcg{i}" for i, k in enumerate(cutoffs)}
@@ -97,7 +98,7 @@ def sql(
     order = "CAST(_s AS FLOAT)" if trec_version == 9 else "_s"
 
     def rel(level: float) -> str:
-        return f"(_rnk IS NOT NULL AND _l >= {level!r})"
+        return f"(_rnk IS NOT NULL AND _l >= {float(level)!r})"
 
     def ideal_dcg(group: str) -> list[str]:
         return [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -103,3 +104,15 @@ def test_measures_outside_sql_are_refused() -> None:
         preval.sql(["AP(norm=min)@10"], table="t")
     with pytest.raises(preval.InputError, match="dialect"):
         preval.sql(["AP"], table="t", dialect="oracle")
+
+
+def test_numpy_relevance_level_is_a_sql_number() -> None:
+    # preval.evaluate takes numpy numbers as levels; the SQL wrote repr(np.float64(2.0)),
+    # "np.float64(2.0)", which DuckDB read as a call to a function float64. Labels 2, 1:
+    # at level 2 only the first document is relevant, AP = 1.
+    table = pl.DataFrame({"query": ["q"] * 2, "doc": ["a", "b"], "score": [2.0, 1.0],
+                          "label": [2, 1]})  # fmt: skip
+    con = duckdb.connect()
+    con.register("t", table.to_arrow())
+    text = preval.sql(["AP", "P@2"], table="t", relevance_level=np.float64(2.0))
+    assert con.sql(text).pl().rows() == [("q", 1.0, 0.5)]
