@@ -229,7 +229,10 @@ def sql(
             f"{', '.join(f'_st._R{i}' for i in lv.values())} FROM {systems}_stats AS _st)"
         )
         ctes.append(wanted)
-        on = " AND ".join(f"_w.{c} = _pq.{c}" for c in [*keys, "_q"])
+        # null-safe on the systems: a null system is a group, as in a joined table
+        on = " AND ".join(
+            [*(f"_w.{k} IS NOT DISTINCT FROM _pq.{k}" for k in keys), "_w._q = _pq._q"]
+        )
         values = []
         for s, (n, _) in zip(specs, columns, strict=True):
             if s.definition.name == "NumRel":

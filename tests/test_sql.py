@@ -116,3 +116,20 @@ def test_numpy_relevance_level_is_a_sql_number() -> None:
     con.register("t", table.to_arrow())
     text = preval.sql(["AP", "P@2"], table="t", relevance_level=np.float64(2.0))
     assert con.sql(text).pl().rows() == [("q", 1.0, 0.5)]
+
+
+def test_null_system_with_qrels_keeps_its_rows() -> None:
+    # SQL does not reject null ids (docs/spark-and-sql.md); a null system is one group, as
+    # in a joined table. The final join of judged queries to per-query rows compared keys
+    # with =, which is never true for null: the null system's query scored 0 on every measure
+    # (NumRet 0) though it was answered. Ranking: x (non-relevant), y (relevant): AP = 1/2.
+    run = pl.DataFrame({"sys": [None, None], "query": ["a", "a"], "doc": ["x", "y"],
+                        "score": [2.0, 1.0]}, schema_overrides={"sys": pl.String})  # fmt: skip
+    qrels = pl.DataFrame({"query": ["a"], "doc": ["y"], "label": [1]})
+    con = duckdb.connect()
+    con.register("run", run.to_arrow())
+    con.register("qrels", qrels.to_arrow())
+    text = preval.sql(["AP", "NumRet"], table="run", qrels="qrels", by="sys")
+    assert con.sql(text).pl().rows() == [(None, "a", 0.5, 2)]
+    assert "IS NOT DISTINCT FROM" in preval.sql(["AP"], table="run", qrels="qrels", by="sys",
+                                                dialect="spark")  # fmt: skip
