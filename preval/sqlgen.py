@@ -17,6 +17,8 @@ from .measures import Spec, parse_all
 from .options import Options, accepts
 
 DIALECTS = ("duckdb", "spark")
+# the smallest double that rounds to float32 inf: 2**128 - 2**103, half a step above FLT_MAX
+_FLOAT32_INF = 2.0**128 - 2.0**103
 # measures the SQL covers, and the parameters each accepts
 SQL_MEASURES = {
     "AP": ("rel",), "GMAP": ("rel",), "RR": ("rel",), "Rprec": ("rel",), "P": ("rel",),
@@ -95,7 +97,15 @@ def sql(
     cutoffs = sorted({s.cutoff for s in specs if s.definition.name == "nDCG"}, key=str)
     ideal = {k: f"_idcg{i}" for i, k in enumerate(cutoffs)}
     gain = "CASE WHEN _l > 0 THEN _l ELSE 0 END"
-    order = "CAST(_s AS FLOAT)" if trec_version == 9 else "_s"
+    # float32 as numpy rounds: a double at or beyond half a step above float32's largest is
+    # +-inf (CAST raises on it in DuckDB); CASE evaluates the CAST only on the other rows
+    inf = "CAST('Infinity' AS DOUBLE)"
+    order = (
+        f"CASE WHEN _s >= {_FLOAT32_INF!r} THEN {inf} WHEN _s <= {-_FLOAT32_INF!r} THEN -{inf} "
+        "ELSE CAST(_s AS FLOAT) END"
+        if trec_version == 9
+        else "_s"
+    )
 
     def rel(level: float) -> str:
         return f"(_rnk IS NOT NULL AND _l >= {float(level)!r})"

@@ -133,3 +133,20 @@ def test_null_system_with_qrels_keeps_its_rows() -> None:
     assert con.sql(text).pl().rows() == [(None, "a", 0.5, 2)]
     assert "IS NOT DISTINCT FROM" in preval.sql(["AP"], table="run", qrels="qrels", by="sys",
                                                 dialect="spark")  # fmt: skip
+
+
+def test_scores_beyond_float32_rank_as_infinity() -> None:
+    # trec_eval 9 compares scores as float32: a double >= 2**128 - 2**103 (half a step above
+    # float32's largest) rounds to inf, so 1e39 and 1e40 tie and the doc id decides: "x" before
+    # "w". DuckDB's CAST(1e39 AS FLOAT) raised a conversion error instead.
+    # Ranking x (rel), w, v (rel): AP = (1 + 2/3) / 2; trec_version=10 ranks w first: 5/12.
+    table = pl.DataFrame({"query": ["q"] * 3, "doc": ["w", "x", "v"],
+                          "score": [1e40, 1e39, -1e39], "label": [0, 1, 1]})  # fmt: skip
+    con = duckdb.connect()
+    con.register("t", table.to_arrow())
+    for version, ap in ((9, (1 + 2 / 3) / 2), (10, (1 / 2 + 2 / 3) / 2)):
+        text = preval.sql(["AP"], table="t", trec_version=version)
+        want = preval.evaluate(table, ["AP"], trec_version=version).collect()
+        assert con.sql(text).pl().rows() == want.rows() == [("q", pytest.approx(ap))]
+    spark_text = preval.sql(["AP"], table="t", dialect="spark")
+    assert "WHEN _s >= 3.4028235677973366e+38 THEN CAST('Infinity' AS DOUBLE)" in spark_text
