@@ -150,3 +150,23 @@ def test_scores_beyond_float32_rank_as_infinity() -> None:
         assert con.sql(text).pl().rows() == want.rows() == [("q", pytest.approx(ap))]
     spark_text = preval.sql(["AP"], table="t", dialect="spark")
     assert "WHEN _s >= 3.4028235677973366e+38 THEN CAST('Infinity' AS DOUBLE)" in spark_text
+
+
+def test_cli_prints_the_same_sql(capsys: pytest.CaptureFixture[str]) -> None:
+    # `preval sql` is preval.sql's face on the command line: the same flags' options give the
+    # same text, and a measure outside SQL is one line on stderr with exit code 2
+    from preval.cli import main
+
+    args = ["sql", "--table", "run", "--qrels", "qrels", "--by", "system", "--dialect",
+            "spark", "-l", "2", "--queries", "retrieved", "-m", "AP", "-m", "P@10"]  # fmt: skip
+    assert main(args) == 0
+    out, _ = capsys.readouterr()
+    want = preval.sql(["AP", "P@10"], table="run", qrels="qrels", by="system",
+                      dialect="spark", relevance_level=2, queries="retrieved")  # fmt: skip
+    assert out == want + "\n"
+    assert main(["sql", "--table", "t", "-m", "Bpref"]) == 2
+    _, err = capsys.readouterr()
+    assert err.strip().splitlines() == [
+        "preval: error: measure 'Bpref' is not available in SQL (SQL measures: AP, GMAP, RR, "
+        "Rprec, P, R, nDCG, Success, NumRet, NumRel, NumRelRet, NumQ)"
+    ]

@@ -34,7 +34,7 @@ COMMANDS = {
     "evaluate": ["evaluate", "fixtures/example.parquet", "--by", "system"],
 }
 SUBCOMMANDS = ("evaluate", "trec", "plot", "compare", "power", "agreement", "fuse", "fuse_tune",
-               "measures")  # fmt: skip
+               "measures", "sql")  # fmt: skip
 # what the other subcommands and features bring, and the extras
 OTHERS = (
     "numpy", "scipy", "matplotlib", "pyspark", "pandas",

@@ -29,7 +29,17 @@ from . import common
 
 # the subcommands, each the module of its name: imported when used, so that a command pays
 # for its own imports only (`preval trec` does not load compare's numpy)
-COMMANDS = ("evaluate", "trec", "plot", "compare", "power", "agreement", "fuse", "measures")
+COMMANDS = (
+    "evaluate",
+    "trec",
+    "plot",
+    "compare",
+    "power",
+    "agreement",
+    "fuse",
+    "measures",
+    "sql",
+)
 PIPE_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader left
 
 
