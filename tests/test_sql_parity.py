@@ -30,10 +30,19 @@ MEASURES = [
 # 1e39 and 1e40 are inf as float32 (tie), distinct doubles
 SCORES = [None, 0.1, 0.1 + 1e-12, 0.5, 0.0, -0.0, 2.0, -3.0, math.inf, -math.inf, 1e39, 1e40, -1e39]
 LABELS = [None, -1, 0, 0.5, 1, 2, 3]
-# doc ids whose string order is not their numeric order
+# doc ids whose string order is not their numeric order; the first six also as integers
 DOCS = ["1", "2", "9", "10", "11", "90", "d", "D", "é"]
+
+
+def doc_ids(draw, frame: pl.DataFrame, numeric: bool) -> pl.DataFrame:
+    """The doc column as strings, or (numeric ids only) as integers half of the time."""
+    if numeric and draw(st.booleans()):
+        return frame.with_columns(pl.col("doc").cast(pl.Int64))
+    return frame
+
+
 OPTIONS = st.fixed_dictionaries({
-    "relevance_level": st.sampled_from([1, 2, 0, -1, 0.5, np.float64(2.0)]),
+    "relevance_level": st.sampled_from([1, 2, 0, -1, 0.5, np.float64(2.0)]),  # (numpy: a fix)
     "queries": st.sampled_from(["judged", "retrieved"]),
     "trec_version": st.sampled_from([9, 10]),
     "by": st.sampled_from(["system", None]),  # None: system a's rows alone
@@ -43,36 +52,40 @@ OPTIONS = st.fixed_dictionaries({
 @st.composite
 def joined_tables(draw) -> pl.DataFrame:
     """(system, query, doc, score, label) rows, unique per (system, query, doc)."""
-    int_queries = draw(st.booleans())
+    int_queries, numeric = draw(st.booleans()), draw(st.booleans())
+    docs = DOCS[:6] if numeric else DOCS
     rows = []
     for system in ("a", "b"):
         for q in draw(st.sets(st.integers(1, 4), max_size=4)):
-            for d in draw(st.sets(st.sampled_from(DOCS), max_size=len(DOCS))):
+            for d in draw(st.sets(st.sampled_from(docs), max_size=len(docs))):
                 score, label = draw(st.sampled_from(SCORES)), draw(st.sampled_from(LABELS))
                 rows.append((system, q if int_queries else f"q{q}", d, score, label))
     schema = {"system": pl.String, "query": pl.Int64 if int_queries else pl.String,
               "doc": pl.String, "score": pl.Float64, "label": pl.Float64}  # fmt: skip
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return doc_ids(draw, pl.DataFrame(rows, schema=schema, orient="row"), numeric)
 
 
 @st.composite
 def runs_and_qrels(draw) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A run (system, query, doc, score) and judgments (query, doc, label; no null label)."""
-    int_queries = draw(st.booleans())
+    int_queries, numeric = draw(st.booleans()), draw(st.booleans())
+    docs = DOCS[:6] if numeric else DOCS
     run, qrels = [], []
     for system in ("a", "b"):
         for q in draw(st.sets(st.integers(1, 4), max_size=4)):
-            for d in draw(st.sets(st.sampled_from(DOCS), max_size=len(DOCS))):
+            for d in draw(st.sets(st.sampled_from(docs), max_size=len(docs))):
                 score = draw(st.sampled_from(SCORES))
                 run.append((system, q if int_queries else f"q{q}", d, score))
     for q in draw(st.sets(st.integers(1, 5), max_size=5)):
-        for d in draw(st.sets(st.sampled_from(DOCS), min_size=1, max_size=len(DOCS))):
+        for d in draw(st.sets(st.sampled_from(docs), min_size=1, max_size=len(docs))):
             qrels.append((q if int_queries else f"q{q}", d, draw(st.sampled_from(LABELS[1:]))))
     qtype = pl.Int64 if int_queries else pl.String
     run_schema = {"system": pl.String, "query": qtype, "doc": pl.String, "score": pl.Float64}
     qrels_schema = {"query": qtype, "doc": pl.String, "label": pl.Float64}
-    return (pl.DataFrame(run, schema=run_schema, orient="row"),
-            pl.DataFrame(qrels, schema=qrels_schema, orient="row"))  # fmt: skip
+    # (run and judgments may hold the doc ids as different types: joined as strings)
+    run_frame = pl.DataFrame(run, schema=run_schema, orient="row")
+    qrels_frame = pl.DataFrame(qrels, schema=qrels_schema, orient="row")
+    return doc_ids(draw, run_frame, numeric), doc_ids(draw, qrels_frame, numeric)
 
 
 def summary_sql(per_query: str) -> str:
