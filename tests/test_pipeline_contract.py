@@ -432,3 +432,37 @@ def test_agreement_refuses_an_output_it_would_not_write(capsys, files, tmp_path,
     line = one_line_error(rc, err)
     assert flag in line and "--power" in line
     assert not target.exists() and out == ""
+
+
+# --- a flag that would change nothing is refused, not ignored ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--long"], "--long shapes the per-query output: add --per-query"),
+        (["--long", "--per-query", "{pq}", "--bounds"], "--long and --bounds"),
+    ],
+)
+def test_evaluate_refuses_long_where_it_shapes_nothing(capsys, files, extra, said) -> None:
+    """`evaluate --long` without --per-query (or with --bounds, whose table stays wide) exited
+    0 and wrote the summary, as if --long were not given."""
+    target = files["a"].parent / "pq.csv"
+    args = [str(target) if a == "{pq}" else a for a in extra]
+    rc, out, err = cli(capsys, "evaluate", files["a"], "--qrels", files["qrels"], "-m", "AP",
+                       *args)  # fmt: skip
+    assert rc == 2 and out == ""
+    assert said in one_line_error(rc, err)
+    assert not target.exists()
+
+
+def test_fuse_refuses_a_tag_for_a_table(capsys, files, tmp_path) -> None:
+    """`fuse --tag T -o fused.parquet` exited 0 with no tag anywhere: a table has no tag."""
+    target = tmp_path / "fused.parquet"
+    rc, _, err = cli(capsys, "fuse", files["a"], files["b"], "--tag", "mine", "-o", target)
+    assert "--tag names a TREC run's tag" in one_line_error(rc, err)
+    assert not target.exists()
+    rc, _, err = cli(capsys, "fuse", files["a"], files["b"], "--tag", "mine", "-o",
+                     tmp_path / "fused.run")  # fmt: skip
+    assert rc == 0, err
+    assert (tmp_path / "fused.run").read_text().split("\n")[0].endswith(" mine")

@@ -123,6 +123,13 @@ def run(args: argparse.Namespace) -> int:
     opts = options.from_args(args, "cli-evaluate")
     inputs = common.read_inputs([args.input, *args.runs], args.qrels, opts.input_format,
                                 subtopic=opts.columns.subtopic)  # fmt: skip
+    if args.long and (args.per_query is None or args.bounds is not None):
+        # (a flag that changes nothing would leave a pipeline's next step a wide table)
+        msg = ("--long shapes the per-query output: add --per-query PATH (- for stdout)"
+               if args.per_query is None else
+               "--long and --bounds: the bounds' per-query table is wide (a bound column); "
+               "drop --long")  # fmt: skip
+        raise PrevalError(msg)
     per_query_printed = _per_query_on_stdout(args)
     report.check_targets({"--per-query": args.per_query, "--summary": args.summary},
                          list(inputs.files))  # fmt: skip
@@ -149,8 +156,7 @@ def run(args: argparse.Namespace) -> int:
     # (with --ci: each rate's bounds beside it, in every output; a bootstrap runs here)
     outputs = [summarize(per_query, by=by, query=args.query, options=opts), plan.audit(),
                per_query.select(pl.col(auc).null_count())]  # fmt: skip
-    long = args.long and args.bounds is None
-    shown = plan.per_query("long") if long else per_query  # (the per-query output, if any)
+    shown = plan.per_query("long") if args.long else per_query  # (the per-query output, if any)
     with warnings.catch_warnings(), report.Outputs() as files:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
         summary_df, audit_df, undefined = pl.collect_all(outputs)

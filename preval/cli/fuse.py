@@ -175,6 +175,12 @@ def run(args: argparse.Namespace) -> int:
         [*args.runs, *train, args.qrels, args.train_qrels]
     )
     args.runs, args.train_runs = read[:n], read[n:] or args.train_runs
+    if args.tag is not None and args.output not in (None, report.STDOUT):
+        from ..fusion.writers import is_table
+
+        if is_table(args.output):  # (a flag that changes nothing is refused, not ignored)
+            msg = f"--tag names a TREC run's tag: the table {args.output} has no tag column"
+            raise PrevalError(msg)
     if fuse_tune.wants(args):
         return fuse_tune.run(args)
     if args.output is None:
