@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import gzip
 import importlib
 import re
@@ -149,8 +150,12 @@ def readable(path: str | Path, what: str = "input") -> Path:
         if path not in _STREAMS:
             folder = SpillDirectory(prefix="preval-stream-")
             copy = folder.path / path.name
-            with path.open("rb") as src, copy.open("wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            try:
+                with path.open("rb") as src, copy.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except OSError as exc:
+                folder.cleanup()
+                raise _copy_failed(what, path, folder, exc) from exc
             _STREAMS[path] = (copy, folder)
         return readable(_STREAMS[path][0], what)  # (a stream of UTF-16, say)
     head = _head(path, what)
@@ -170,6 +175,8 @@ def readable(path: str | Path, what: str = "input") -> Path:
                     dst.write(block)
         except (OSError, EOFError, UnicodeError, ValueError) as exc:
             folder.cleanup()
+            if isinstance(exc, OSError) and exc.errno in _FULL:  # the copy's disk, not the file
+                raise _copy_failed(what, path, folder, exc) from exc
             msg = (
                 f"{what} {_shown(path)}: cannot be read as {_decoder_name(head)} "
                 f"({_reason(exc)}) (rule: a compressed file is complete, and text is UTF-8 or "
@@ -178,6 +185,22 @@ def readable(path: str | Path, what: str = "input") -> Path:
             raise InputError(msg) from exc
         _DECODED[key] = (copy, folder)
     return _DECODED[key][0]
+
+
+# errors of a write to a full disk (or quota): a copy that fails so is no fault of its input
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _copy_failed(what: str, path: Path, folder: SpillDirectory, exc: OSError) -> InputError:
+    """The one line for a copy `readable` could not make (a stream, a decoded file): where it
+    was written and why, the input not blamed."""
+    reason = exc.strerror or _reason(exc)
+    where = folder.path.parent
+    msg = (
+        f"{what} {_shown(path)}: its copy in {where} failed: {reason} (free space there, or "
+        "set TMPDIR to a folder with room)"
+    )
+    return InputError(msg)
 
 
 def release_copies() -> None:

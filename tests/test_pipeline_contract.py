@@ -466,3 +466,45 @@ def test_fuse_refuses_a_tag_for_a_table(capsys, files, tmp_path) -> None:
                      tmp_path / "fused.run")  # fmt: skip
     assert rc == 0, err
     assert (tmp_path / "fused.run").read_text().split("\n")[0].endswith(" mine")
+
+
+# --- a copy that fails on a full disk blames the disk, not the input -------------------------
+
+
+class _CopiesToDevFull:
+    """A spill folder whose files are /dev/NAME: a copy named ``full`` is written to /dev/full,
+    where every write fails as on a full disk (ENOSPC)."""
+
+    def __init__(self, prefix: str = "", dir: object = None) -> None:
+        self.path = Path("/dev")
+
+    def cleanup(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("kind", ["stream", "bzip2"])
+def test_a_copy_on_a_full_disk_names_the_disk(capsys, files, monkeypatch, kind) -> None:
+    """A run read from a pipe, or decompressed from bzip2, is copied to TMPDIR first. On a
+    full disk the bzip2 copy said that the file 'cannot be read as bzip2 (... No space left
+    on device) (rule: a compressed file is complete ... write or copy it again)', blaming a
+    sound file; the pipe's copy was a bare '[Errno 28]'."""
+    import bz2
+
+    from preval import io as preval_io
+
+    run = files["a"].parent / ("full" if kind == "stream" else "full.bz2")
+    if kind == "stream":
+        os.mkfifo(run)
+
+        def feed() -> None:
+            with open(run, "w") as pipe:
+                pipe.write(RUN_A)
+
+        threading.Thread(target=feed, daemon=True).start()
+    else:
+        run.write_bytes(bz2.compress(RUN_A.encode()))
+    monkeypatch.setattr(preval_io, "SpillDirectory", _CopiesToDevFull)
+    rc, _, err = cli(capsys, "trec", files["qrels"], run)
+    line = one_line_error(rc, err)
+    assert "its copy in / failed: No space left on device" in line and "TMPDIR" in line
+    assert "cannot be read" not in line
