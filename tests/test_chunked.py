@@ -492,6 +492,71 @@ def test_judgments_of_a_chunk_by_binary_search(judged, asked) -> None:
     assert ordered.equals(qrels.sort("query", "label"))  # stable: labels number the rows
 
 
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    judged=st.lists(
+        st.tuples(st.sampled_from(["1", "2", "3", "4", None]), st.sampled_from(["d1", "d2"])),
+        max_size=20,
+    ),
+    pieces=st.lists(
+        st.lists(st.sampled_from(["1", "2", "3", "5"]), min_size=1, max_size=4), max_size=3
+    ),
+    as_int=st.booleans(),
+)
+def test_judgments_found_by_value_left_to_check_are_those_no_piece_held(
+    judged, pieces, as_int
+) -> None:
+    """A piece takes every judgment of its queries (`by_value`), and its plan checks them; the
+    last plan checks only the rest (`Judgments.unchecked`): the judgments of queries no piece
+    held and those with a null query, each judgment once, whether the ids share a dtype or are
+    compared as strings (integer run ids, string qrels ids)."""
+    qrels = pl.DataFrame(
+        [(q, d, i) for i, (q, d) in enumerate(judged)],
+        schema={"query": pl.String, "doc": pl.String, "label": pl.Int64},
+        orient="row",
+    )
+    found = judgments.by_value(qrels, ["query"])
+    taken = []
+    for asked in pieces:
+        ids = [int(q) for q in asked] if as_int else asked
+        taken.append(found.of(pl.DataFrame({"query": sorted(ids)})))
+    left = pl.concat(list(found.unchecked_pieces()))
+    held = {q for asked in pieces for q in asked}
+    # (sorted by label: labels number the judgments, so that each is counted once)
+    assert left.sort("label").equals(
+        qrels.filter(~pl.col("query").is_in(list(held)) | pl.col("query").is_null())
+    )
+    took = set(pl.concat([qrels.clear(), *taken])["label"])
+    assert took.isdisjoint(left["label"])
+    assert took.union(left["label"]) == set(range(qrels.height))
+
+
+@pytest.mark.parametrize("query", ["q1", "q9"])
+def test_a_duplicate_judgment_of_an_unanswered_query_is_found_by_the_chunked_engine(
+    tmp_path: Path, query: str
+) -> None:
+    """Without -c the last plan checks only the judgments no chunk held: a duplicate judgment
+    of a query no run line answers (q9) is still an error, found by the last plan, and so is
+    one of an answered query (q1), found by its chunk's plan."""
+    run = pl.DataFrame(
+        {
+            "query": [f"q{i // 30}" for i in range(240)],
+            "doc": [f"d{i}" for i in range(240)],
+            "score": [float(i % 7) for i in range(240)],
+        }
+    )
+    qrels = pl.DataFrame(
+        {
+            "query": [*(f"q{i % 10}" for i in range(100)), query, query],
+            "doc": [*(f"d{i}" for i in range(100)), "dup", "dup"],
+            "label": [*(i % 2 for i in range(100)), 1, 0],
+        }
+    )
+    plan = build_plan(run, ["AP"], qrels=qrels, queries="retrieved")
+    with pytest.raises(preval.PrevalError, match="dup"):
+        chunks.collect_chunked(plan, chunk_rows=50).per_query().collect()
+
+
 def test_presorted_plans_divide_as_the_sorted_plan() -> None:
     # F(beta=2)@3 = 5·P·R / (4·P + R) with P = 1/3, R = 1/2 (trec_eval's order of operations),
     # 0.45454545454545453, which differs in the last bit from a product with the reciprocal of

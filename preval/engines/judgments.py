@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import polars as pl
@@ -100,10 +100,46 @@ def scan_qrels(ev: Plan) -> pl.LazyFrame | None:
 
 def by_value(table: pl.DataFrame, keys: list[str]) -> Judgments:
     """`table` (qrels), a piece's judgments found by the values of its query keys
-    (`judgments_of`; sorted first when there is one key, for its binary search)."""
+    (`judgments_of`; sorted first when there is one key, for its binary search). A piece takes
+    every judgment of its queries, and its plan checks them all: the judgments left unchecked
+    (`Judgments.unchecked`) are those of the queries no piece held, and those with a null key
+    (no query's)."""
     if len(keys) == 1:
         table = sorted_by(table, keys[0])
-    return Judgments(table, keys, partial(judgments_of, table, keys=keys))
+    taken = Taken()
+    return Judgments(
+        table, keys, partial(judgments_of, table, keys=keys, taken=taken),
+        unchecked=lambda: iter([taken.rest(table, keys)]),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Taken:
+    """The judgments pieces took (`judgments_of`): the row ranges found by binary search in
+    sorted qrels (`spans`, columns start and end), and the query keys looked up by a join
+    (`keys`)."""
+
+    spans: list[pl.DataFrame] = field(default_factory=list)
+    keys: list[pl.DataFrame] = field(default_factory=list)
+
+    def rest(self, qrels: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        """The judgments of `qrels` no piece took; a null key is no query's: its judgments
+        stay (a join matches no null)."""
+        if self.spans:
+            # the judged queries' ranges are disjoint (one per distinct start; a query without
+            # judgments has an empty one): the rest is the gaps between them, sorted
+            index = pl.get_index_type()
+            spans = pl.concat(self.spans).filter(pl.col("start") < pl.col("end"))
+            spans = spans.unique("start").sort("start")
+            edge = [pl.Series([0], dtype=index), spans["end"]], [spans["start"], pl.Series(
+                [qrels.height], dtype=index)]  # fmt: skip
+            gaps = pl.DataFrame({"start": pl.concat(edge[0]), "end": pl.concat(edge[1])})
+            gaps = gaps.filter(pl.col("start") < pl.col("end"))
+            rows = pl.int_ranges(gaps["start"], gaps["end"], dtype=index, eager=True).explode()
+            qrels = qrels[rows.drop_nulls()]
+        if self.keys:
+            qrels = matching(qrels, pl.concat(self.keys).unique(), keys, how="anti")
+        return qrels
 
 
 def sorted_by(qrels: pl.DataFrame, key: str) -> pl.DataFrame:
@@ -115,8 +151,11 @@ def sorted_by(qrels: pl.DataFrame, key: str) -> pl.DataFrame:
     return flag_sorted(qrels, [key])
 
 
-def judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """The judgments of the queries in `chunk` (ids compared as strings if dtypes differ).
+def judgments_of(
+    qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str], *, taken: Taken | None = None
+) -> pl.DataFrame:
+    """The judgments of the queries in `chunk` (ids compared as strings if dtypes differ),
+    recorded in `taken` when given.
 
     With one query key and sorted qrels, each query's judgments are found by binary search, in
     time proportional to the chunk. A semi join reads all the qrels for every chunk, a cost
@@ -129,6 +168,8 @@ def judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> p
         ids = qrels[key]
         start = ids.search_sorted(wanted[key], side="left")
         end = ids.search_sorted(wanted[key], side="right")
+        if taken is not None:
+            taken.spans.append(pl.DataFrame({"start": start, "end": end}))
         first, count = start.min(), (end - start).sum()
         if first is not None and end.max() - first == count:
             # the judgments are one range of the qrels (run and qrels list the same queries in
@@ -136,10 +177,16 @@ def judgments_of(qrels: pl.DataFrame, chunk: pl.DataFrame, keys: list[str]) -> p
             return qrels.slice(first, count)
         rows = pl.int_ranges(start, end, dtype=pl.get_index_type(), eager=True).explode()
         return qrels[rows.drop_nulls().sort()]
+    if taken is not None:
+        taken.keys.append(wanted)
+    return matching(qrels, wanted, keys, how="semi")
+
+
+def matching(qrels: pl.DataFrame, wanted: pl.DataFrame, keys: list[str], how: str) -> pl.DataFrame:
+    """The judgments whose `keys` are (``how="semi"``) or are not (``"anti"``) among `wanted`'s
+    rows, ids compared as strings if their dtypes differ."""
     if any(qrels.schema[k] != wanted.schema[k] for k in keys):
         as_str = [pl.col(k).cast(pl.String).alias(f"__preval_{k}") for k in keys]
         other = [f"__preval_{k}" for k in keys]
-        return (
-            qrels.with_columns(as_str).join(wanted.select(as_str), on=other, how="semi").drop(other)
-        )
-    return qrels.join(wanted, on=keys, how="semi")
+        return qrels.with_columns(as_str).join(wanted.select(as_str), on=other, how=how).drop(other)
+    return qrels.join(wanted, on=keys, how=how)
