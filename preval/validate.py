@@ -19,6 +19,7 @@ import polars as pl
 from .errors import (
     ColumnTypeError,
     DuplicateError,
+    Hint,
     InputError,
     InvalidValueError,
     MissingColumnError,
@@ -170,12 +171,15 @@ class Rule:
     count: pl.Expr
     example: pl.Expr | None
     error: type[Exception]
-    text: str  # "{n}" = offending rows, "{col}" = the column's user-facing name
+    text: str  # "{n}" = offending rows, "{col}" = the column's user-facing name, "{hints}"
     # When `count` is only a cheap signal (nonzero whenever the rule is broken, possibly also
     # when it is not), `recount` gives the exact count and the example from the rows of the
     # groups it flags, on the error path only: rows (LazyFrame) and group keys -> (keys..., n,
     # example) per offending group; none: a false alarm, no error.
     recount: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame] | None = None
+    # the ways out that name an option, said where the text has "{hints}" (`Hint`): each
+    # face (Python, the CLI) spells them, or leaves out those the caller does not take
+    hints: tuple[Hint, ...] = ()
 
 
 def row_checks(
@@ -252,13 +256,19 @@ def row_checks(
                 pl.len() + (nulls > 0).cast(pl.UInt32) - nulls - doc.hash().n_unique(),
                 None,
                 DuplicateError,
-                "{n} rows repeat a (query, doc) pair (rule: a document appears once per query; "
-                "if the table holds several systems, name their column with by= (--by); or pass "
-                "duplicates='max' or 'first' (--duplicates) to keep one)",
+                "{n} rows repeat a (query, doc) pair (rule: a document appears once per "
+                "query{hints})",
                 recount=_duplicates,
+                hints=DUPLICATE_HINTS,
             )
         )
     return rules
+
+
+# a repeated (query, doc): the ways out, said by the face the user called (`Hint`)
+KEEP_ONE = Hint("duplicates", "or pass {} to keep one", ("max", "first"))
+DUPLICATE_HINTS = (Hint("by", "if the table holds several systems, name their column with {}"),
+                   KEEP_ONE)  # fmt: skip
 
 
 def _duplicates(rows: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
@@ -367,9 +377,11 @@ def checker(
                 where = ", ".join(f"{user} {row[k]!r}" for k, user in keys.items())
                 if example is not None:
                     where += f", {names['doc']} {row[example]!r}"
-                msg = f"{what}: {rule.text.format(n=n, **names)}; example: {where}"
+                hints = "".join(hint.said() for hint in rule.hints)
+                msg = f"{what}: {rule.text.format(n=n, hints=hints, **names)}; example: {where}"
                 error = rule.error(named(msg, sources))
                 error.example = {user: row[k] for k, user in keys.items()}
+                error.hints = rule.hints
                 raise error
         return df.drop(cs_checks(df))
 
