@@ -190,12 +190,14 @@ def row_checks(
     has_pad: bool,
     float_score: bool = True,
     float_label: bool = True,
+    per: Sequence[str] = ("query",),
 ) -> list[Rule]:
     """Rules over the rows of one (keys..., query) group.
 
     `has_pad`: the rows may include placeholders (`PAD`), which are not input rows. A column
     whose input dtype is not a float (`float_score`, `float_label`) cannot hold NaN: no NaN
-    rule for it (an integer label column is the usual one).
+    rule for it (an integer label column is the usual one). `per`: the roles a group is one
+    of, as a repeated doc's message says them (diversity qrels: query and subtopic).
     """
 
     def bad_value(name: str, flag: pl.Expr, text: str) -> Rule:
@@ -250,14 +252,15 @@ def row_checks(
         # sorted by query). Equal docs hash alike, so a repeat always shows; a collision is a
         # false alarm. (Null docs count as one value; every step stays >= 0, unsigned.)
         doc, nulls = pl.col(DOC), pl.col(DOC).null_count()
+        tuple_word = "pair" if len(per) == 1 else "triple"
         rules.append(
             Rule(
                 "duplicate",
                 pl.len() + (nulls > 0).cast(pl.UInt32) - nulls - doc.hash().n_unique(),
                 None,
                 DuplicateError,
-                "{n} rows repeat a (query, doc) pair (rule: a document appears once per "
-                "query{hints})",
+                f"{{n}} rows repeat a ({', '.join(per)}, doc) {tuple_word}"
+                f" (rule: a document appears once per {' and '.join(per)}{{hints}})",
                 recount=_duplicates,
                 hints=DUPLICATE_HINTS,
             )
