@@ -171,7 +171,9 @@ def risk_summary(
       risk-sensitive evaluation of retrieval systems", SIGIR), a paired t-statistic with
       n - 1 degrees of freedom; TRisk > 2 says the system is significantly better than the
       baseline after weighing losses, TRisk < -2 that it is significantly riskier.
-      ``p_value`` is its two-sided p-value, 2 · P(T_{n-1} > |TRisk|) (scipy).
+      ``p_value`` is its two-sided p-value, 2 · P(T_{n-1} > |TRisk|) (scipy). ddof 1 is
+      the t-test's, and the authors' own code's (jforests ``TRiskAwareSAROEval``); dividing
+      by n instead (RMIT's ``trisk`` script) gives a TRisk √(n / (n - 1)) times larger.
 
     Edge cases: a NaN value (not a missing one, a null) makes delta, URisk, SE and TRisk
     null, as in `preval.compare`, and is no win, tie or loss. With fewer than two queries,
