@@ -184,7 +184,7 @@ def test_an_empty_last_field_is_not_a_cut(capsys, tmp_path: Path) -> None:
     data.write_text(JOINED + "q2,d5,0.5,\n")  # four fields, the label empty: unjudged
     rc, err = run(capsys, "evaluate", data, "-m", "AP")
     assert rc == 0, err
-    assert "1 retrieved rows unjudged" in err
+    assert "1 retrieved row unjudged" in err
 
 
 @pytest.mark.parametrize("where", ["joined", "qrels"])

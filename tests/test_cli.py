@@ -642,3 +642,21 @@ def test_the_rows_to_read_are_counted_without_evaluating(tmp_path: Path) -> None
         plan = build_plan(inputs.data, ["P@10"], qrels=inputs.qrels, options=inputs.options(
             preval.Options.of({"by": "system"} if qrels is None else {})))  # fmt: skip
         assert rows_to_read(plan, inputs)() == rows, paths
+
+
+def test_one_query_is_said_in_the_singular(capsys, tmp_path: Path) -> None:
+    # "1 queries evaluated", "1 judged queries", "1 queries per comparison" before
+    data = write(tmp_path / "two.csv", "system,query,doc,score,label\n"
+                 "a,q1,d1,0.9,1\na,q1,d2,0.8,0\nb,q1,d1,0.1,1\nb,q1,d2,0.8,0\n")  # fmt: skip
+    rc, _, err = cli(capsys, "evaluate", data, "-m", "AP", "--by", "system")
+    assert rc == 0
+    assert "preval: 2 queries evaluated" in err  # (one per system: still plural)
+    assert "preval: 1 judged query per system (" in err
+    one = write(tmp_path / "one.csv", "query,doc,score,label\nq1,d1,0.9,1\n")
+    rc, _, err = cli(capsys, "evaluate", one, "-m", "AP")
+    assert rc == 0
+    assert "preval: 1 query evaluated" in err
+    rc, _, err = cli(capsys, "compare", data, "-m", "AP")
+    assert rc == 0
+    assert "preval: 1 query per comparison (" in err
+    assert "1 queries" not in err
