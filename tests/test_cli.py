@@ -660,3 +660,26 @@ def test_one_query_is_said_in_the_singular(capsys, tmp_path: Path) -> None:
     assert rc == 0
     assert "preval: 1 query per comparison (" in err
     assert "1 queries" not in err
+
+
+def test_nan_is_null_in_json_and_nan_in_csv(capsys, tmp_path: Path) -> None:
+    # JSON has no NaN: the convention (docs/cli.md, outputs) is null, as Polars writes it;
+    # CSV keeps NaN. A custom measure that is 0/0 on a query without a relevant document
+    # makes the summary's mean NaN.
+    def hits_per_relevant(q: preval.RankedQuery) -> pl.Expr:
+        return q.hits().cast(pl.Float64) / q.num_rel.cast(pl.Float64)  # NaN where R = 0
+
+    data = write(tmp_path / "in.csv", "query,doc,score,label\nq1,d1,0.9,1\nq2,d2,0.8,0\n")
+    summary_json, summary_csv = tmp_path / "s.json", tmp_path / "s.csv"
+    preval.define_measure("HitsPerRel", hits_per_relevant)
+    try:
+        rc, _, err = cli(capsys, "evaluate", data, "-m", "HitsPerRel", "-m", "P@1",
+                         "--summary", summary_json)  # fmt: skip
+        assert rc == 0, err
+        rc, _, err = cli(capsys, "evaluate", data, "-m", "HitsPerRel", "-m", "P@1",
+                         "--summary", summary_csv)  # fmt: skip
+        assert rc == 0, err
+    finally:
+        preval.remove_measure("HitsPerRel")
+    assert json.loads(summary_json.read_text()) == [{"NumQ": 2, "HitsPerRel": None, "P@1": 0.5}]
+    assert summary_csv.read_text().splitlines() == ["NumQ,HitsPerRel,P@1", "2,NaN,0.5"]
