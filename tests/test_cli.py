@@ -22,6 +22,8 @@ import pytest
 import preval
 from preval.cli import main
 
+from .commands import python_m
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PARQUET = FIXTURES / "example.parquet"
 RUN = FIXTURES / "example_run.csv"
@@ -36,16 +38,6 @@ def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, st
     rc = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return rc, out, err
-
-
-def python_m(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "preval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def measures_args(names: list[str]) -> list[str]:
