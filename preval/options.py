@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import validate
 from .conventions import CONVENTIONS, get_convention
-from .errors import InputError
+from .errors import InputError, PrevalError
 from .ranking import EXPECTED, TIES
 
 if TYPE_CHECKING:
@@ -365,7 +365,13 @@ def accepts(entry: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                 if k not in signature.parameters:
                     msg = f"{entry}() got an {_unknown(k, [*names, *signature.parameters])}"
                     raise TypeError(msg)
-            return fn(*args, options=Options.of(given, options), **kwargs)
+            try:
+                return fn(*args, options=Options.of(given, options), **kwargs)
+            except PrevalError as exc:  # (raised here, not by a returned plan's collect)
+                # a hint names a keyword only when this function takes it (`Hint`)
+                exc.args = (exc.spoken(names.__contains__, cli=False),)
+                exc.hints = tuple(hint for hint in exc.hints if hint.option in names)
+                raise
 
         keyword = inspect.Parameter.KEYWORD_ONLY
         extra = [inspect.Parameter(n, keyword, default=OPTIONS[n].default,

@@ -432,7 +432,7 @@ def compare_plot(
     right.set_xticks(range(len(systems)), systems)
     right.set(ylabel=f"mean {measure} ({1 - alpha:.0%} CI)")
     right.grid(alpha=0.3, axis="y")
-    fig.suptitle(title or f"{measure}: {n} queries")
+    fig.suptitle(title or f"{measure}: {n} {'query' if n == 1 else 'queries'}")
     _save(fig, path)
     plt.close(fig)
     return path

@@ -361,7 +361,9 @@ class Outputs:
             try:
                 if kind is None:
                     for tmp, path in self._staged:
-                        os.replace(tmp, placed(path))
+                        target = placed(path)
+                        _keep_mode(tmp, target)
+                        os.replace(tmp, target)
                         WRITTEN.append(path)
             finally:  # failed, or interrupted: no temporary file stays behind
                 for tmp, _ in self._staged:
@@ -451,6 +453,18 @@ def _signals_held() -> Iterator[None]:
             signal.signal(s, handler)
         for s in dict.fromkeys(held):
             signal.raise_signal(s)
+
+
+def _keep_mode(tmp: str, target: Path) -> None:
+    """Give the temporary file that replaces `target` the permission bits `target` has (a
+    file made 0o640 stays 0o640, as a shell's ``>`` keeps it); a new file keeps its own
+    (0o666 less the umask). The rename makes a new file all the same: hard links to the old
+    one keep the old contents, and its owner and group are the writer's (docs/cli.md)."""
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode) & 0o777
+    except FileNotFoundError:
+        return
+    os.chmod(tmp, mode)
 
 
 def hidden_beside(path: Path, suffix: str) -> str:

@@ -49,7 +49,9 @@ def risk(
     with ``missing="zero"`` every query any system has, a system (or the baseline) that lacks
     one scoring 0 there (trec_eval ``-c``; ``filled`` marks those rows); with ``"drop"`` only
     the queries every system has. A null value is a missing one; a (system, query) given
-    twice counts once, the first row.
+    twice counts once, the first row. A NaN value (of the system or of the baseline) leaves
+    its query's ``delta`` and ``risk`` null, as `preval.compare` leaves the statistics of a
+    pair with a NaN null (`risk_summary` then gives that system null URisk and TRisk).
 
     Parameters
     ----------
@@ -122,7 +124,11 @@ def _one_measure(rows, systems, name, baseline, alpha, by, query, missing) -> pl
     base = grid.filter(pl.col(by) == baseline).select(
         query, pl.col("value").alias("baseline_value"), pl.col("filled").alias("__base_filled")
     )
-    delta = pl.col("value") - pl.col("baseline_value")
+    # a NaN value (a missing one is filled) leaves the difference undefined: null, as a pair
+    # with a NaN gets null statistics in `preval.compare` (`risk_summary` then nulls the
+    # system's URisk and TRisk), rather than a NaN that Polars would rank above every number
+    defined = pl.col("value").is_not_nan() & pl.col("baseline_value").is_not_nan()
+    delta = pl.when(defined).then(pl.col("value") - pl.col("baseline_value"))
     return (
         grid.filter(pl.col(by) != baseline)
         .join(base, on=query, how="left", nulls_equal=True)
@@ -171,12 +177,14 @@ def risk_summary(
       risk-sensitive evaluation of retrieval systems", SIGIR), a paired t-statistic with
       n - 1 degrees of freedom; TRisk > 2 says the system is significantly better than the
       baseline after weighing losses, TRisk < -2 that it is significantly riskier.
-      ``p_value`` is its two-sided p-value, 2 · P(T_{n-1} > |TRisk|) (scipy).
+      ``p_value`` is its two-sided p-value, 2 · P(T_{n-1} > |TRisk|) (scipy). ddof 1 is
+      the t-test's, and the authors' own code's (jforests ``TRiskAwareSAROEval``); dividing
+      by n instead (RMIT's ``trisk`` script) gives a TRisk √(n / (n - 1)) times larger.
 
     Edge cases: a NaN value (not a missing one, a null) makes delta, URisk, SE and TRisk
-    null, as in `preval.compare`, and is no win, tie or loss. With fewer than two queries,
-    or when every r_q is equal (SE = 0, or at most
-    1e-12 of URisk: equal up to rounding, as 0.6 - 0.5 and 0.2 - 0.1), SE is 0, tiny or
+    null, as in `preval.compare` (its r_q is null in `risk`), and is no win, tie or loss.
+    With fewer than two queries, or when every r_q is equal (SE = 0, or at most 1e-12 of
+    URisk: equal up to rounding, as 0.6 - 0.5 and 0.2 - 0.1), SE is 0, tiny or
     null and TRisk and its p-value are null.
 
     Returns
@@ -195,18 +203,22 @@ def risk_summary(
         rows.group_by("system", "baseline", "measure")
         .agg(
             n.alias("queries"),
-            # Polars orders NaN above every number: a NaN delta is no win
-            ((pl.col("delta") > 0) & pl.col("delta").is_not_nan()).sum().alias("wins"),
+            # a NaN value's null delta (`risk`) is no win, tie or loss
+            (pl.col("delta") > 0).sum().alias("wins"),
             (pl.col("delta") == 0).sum().alias("ties"),
             (pl.col("delta") < 0).sum().alias("losses"),
             pl.col("delta").mean(),
             pl.col("risk").mean().alias("urisk"),
             se.alias("se"),
+            pl.col("risk").null_count().alias("__undefined"),
         )
         .with_columns(
-            # a NaN value (a missing one is null) leaves the mean undefined: null, as in
-            # `preval.compare`, rather than NaN (which Polars would also rank above 1e-12)
-            pl.col("delta", "urisk", "se").fill_nan(None),
+            # a NaN value (its r_q null in `risk`: a missing one is filled) leaves the means
+            # undefined: null, as in `preval.compare`, not the mean of the other queries
+            pl.when(pl.col("__undefined") == 0).then(pl.col(c)).alias(c)
+            for c in ("delta", "urisk", "se")
+        )
+        .with_columns(
             pl.lit(alpha, pl.Float64).alias("alpha"),
             # an SE at most 1e-12 of URisk is rounding (r_q equal up to it, as 0.6 - 0.5 and
             # 0.2 - 0.1): equal r_q, no TRisk, rather than one of about 1e15

@@ -19,6 +19,7 @@ import polars as pl
 from .errors import (
     ColumnTypeError,
     DuplicateError,
+    Hint,
     InputError,
     InvalidValueError,
     MissingColumnError,
@@ -170,12 +171,15 @@ class Rule:
     count: pl.Expr
     example: pl.Expr | None
     error: type[Exception]
-    text: str  # "{n}" = offending rows, "{col}" = the column's user-facing name
+    text: str  # "{n}" = offending rows, "{col}" = the column's user-facing name, "{hints}"
     # When `count` is only a cheap signal (nonzero whenever the rule is broken, possibly also
     # when it is not), `recount` gives the exact count and the example from the rows of the
     # groups it flags, on the error path only: rows (LazyFrame) and group keys -> (keys..., n,
     # example) per offending group; none: a false alarm, no error.
     recount: Callable[[pl.LazyFrame, list[str]], pl.LazyFrame] | None = None
+    # the ways out that name an option, said where the text has "{hints}" (`Hint`): each
+    # face (Python, the CLI) spells them, or leaves out those the caller does not take
+    hints: tuple[Hint, ...] = ()
 
 
 def row_checks(
@@ -186,12 +190,14 @@ def row_checks(
     has_pad: bool,
     float_score: bool = True,
     float_label: bool = True,
+    per: Sequence[str] = ("query",),
 ) -> list[Rule]:
     """Rules over the rows of one (keys..., query) group.
 
     `has_pad`: the rows may include placeholders (`PAD`), which are not input rows. A column
     whose input dtype is not a float (`float_score`, `float_label`) cannot hold NaN: no NaN
-    rule for it (an integer label column is the usual one).
+    rule for it (an integer label column is the usual one). `per`: the roles a group is one
+    of, as a repeated doc's message says them (diversity qrels: query and subtopic).
     """
 
     def bad_value(name: str, flag: pl.Expr, text: str) -> Rule:
@@ -246,19 +252,26 @@ def row_checks(
         # sorted by query). Equal docs hash alike, so a repeat always shows; a collision is a
         # false alarm. (Null docs count as one value; every step stays >= 0, unsigned.)
         doc, nulls = pl.col(DOC), pl.col(DOC).null_count()
+        tuple_word = "pair" if len(per) == 1 else "triple"
         rules.append(
             Rule(
                 "duplicate",
                 pl.len() + (nulls > 0).cast(pl.UInt32) - nulls - doc.hash().n_unique(),
                 None,
                 DuplicateError,
-                "{n} rows repeat a (query, doc) pair (rule: a document appears once per query; "
-                "if the table holds several systems, name their column with by= (--by); or pass "
-                "duplicates='max' or 'first' (--duplicates) to keep one)",
+                f"{{n}} rows repeat a ({', '.join(per)}, doc) {tuple_word}"
+                f" (rule: a document appears once per {' and '.join(per)}{{hints}})",
                 recount=_duplicates,
+                hints=DUPLICATE_HINTS,
             )
         )
     return rules
+
+
+# a repeated (query, doc): the ways out, said by the face the user called (`Hint`)
+KEEP_ONE = Hint("duplicates", "or pass {} to keep one", ("max", "first"))
+DUPLICATE_HINTS = (Hint("by", "if the table holds several systems, name their column with {}"),
+                   KEEP_ONE)  # fmt: skip
 
 
 def _duplicates(rows: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
@@ -367,9 +380,11 @@ def checker(
                 where = ", ".join(f"{user} {row[k]!r}" for k, user in keys.items())
                 if example is not None:
                     where += f", {names['doc']} {row[example]!r}"
-                msg = f"{what}: {rule.text.format(n=n, **names)}; example: {where}"
+                hints = "".join(hint.said() for hint in rule.hints)
+                msg = f"{what}: {rule.text.format(n=n, hints=hints, **names)}; example: {where}"
                 error = rule.error(named(msg, sources))
                 error.example = {user: row[k] for k, user in keys.items()}
+                error.hints = rule.hints
                 raise error
         return df.drop(cs_checks(df))
 

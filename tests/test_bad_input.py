@@ -184,7 +184,7 @@ def test_an_empty_last_field_is_not_a_cut(capsys, tmp_path: Path) -> None:
     data.write_text(JOINED + "q2,d5,0.5,\n")  # four fields, the label empty: unjudged
     rc, err = run(capsys, "evaluate", data, "-m", "AP")
     assert rc == 0, err
-    assert "1 retrieved rows unjudged" in err
+    assert "1 retrieved row unjudged" in err
 
 
 @pytest.mark.parametrize("where", ["joined", "qrels"])
@@ -590,6 +590,73 @@ def test_a_pooled_curve_refuses_a_judgment_given_twice(capsys, tmp_path: Path) -
     rc, err = run(capsys, "plot", "roc", run_txt, "--qrels", qrels, "--pool", "-o", picture)
     one_line_error(rc, err, "preval: error: qrels ", "qrels.txt: ", *DUPLICATE_IN_QRELS)
     assert not picture.exists()
+
+
+# The hint of a repeated (query, doc) names only what the command or function called takes:
+# `preval plot` and `preval.plot` have no duplicates option, `preval trec` no --by, and
+# `preval fuse --optimize`'s --duplicates keeps one row of a run, not of the qrels.
+KEEP_ONE_FLAG = "or pass --duplicates max or first to keep one"
+KEEP_ONE_KEYWORD = "or pass duplicates='max' or 'first' to keep one"
+BY_FLAG = "if the table holds several systems, name their column with --by"
+
+
+def duplicate_qrels(tmp_path: Path) -> tuple[Path, Path]:
+    qrels, run_csv = tmp_path / "qrels.csv", tmp_path / "run.csv"
+    qrels.write_text("query,doc,label\nq1,d1,1\nq1,d2,0\nq1,d1,1\nq2,d3,1\n")
+    run_csv.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\nq2,d3,0.5\n")
+    return qrels, run_csv
+
+
+@pytest.mark.parametrize(
+    ("command", "flags"),
+    [
+        (["evaluate", "{run}", "-m", "AP"], [BY_FLAG, KEEP_ONE_FLAG]),
+        (["compare", "{systems}", "-m", "AP"], [BY_FLAG, KEEP_ONE_FLAG]),
+        (["agreement", "{systems}", "-m", "AP", "-m", "P@1"], [BY_FLAG, KEEP_ONE_FLAG]),
+        (["plot", "pr", "{run}", "-o", "{tmp}/pr.svg"], [BY_FLAG]),
+        (["trec", "-m", "map", "{qrels_txt}", "{run_txt}"], [KEEP_ONE_FLAG]),
+        (["fuse", "{run}", "{run}", "--optimize", "AP", "-o", "{tmp}/f.run"], []),
+    ],
+)
+def test_the_duplicate_hint_names_only_the_commands_own_flags(
+    capsys, tmp_path: Path, command: list[str], flags: list[str]
+) -> None:
+    qrels, run_csv = duplicate_qrels(tmp_path)
+    systems = tmp_path / "systems.csv"
+    systems.write_text("system,query,doc,score\na,q1,d1,0.9\nb,q1,d2,0.8\nb,q2,d3,0.5\n")
+    qrels_txt, run_txt = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_txt.write_text(DUPLICATE_QRELS)
+    run_txt.write_text("q1 Q0 d1 1 0.9 r\nq1 Q0 d2 2 0.8 r\nq2 Q0 d3 1 0.5 r\n")
+    given = {
+        "run": run_csv,
+        "systems": systems,
+        "tmp": tmp_path,
+        "qrels_txt": qrels_txt,
+        "run_txt": run_txt,
+    }
+    argv = [a.format(**given) for a in command]
+    if command[0] != "trec":
+        argv += ["--qrels", str(qrels)]
+    rc, err = run(capsys, *argv)
+    one_line_error(rc, err, "rows repeat a (query, doc) pair", *flags)
+    hints = [BY_FLAG, KEEP_ONE_FLAG]
+    assert [h for h in hints if h in err] == flags, err
+    assert "duplicates=" not in err and "by=" not in err  # never the Python spelling
+
+
+def test_the_duplicate_hint_names_only_the_functions_own_keywords(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from preval.plot import plot
+
+    qrels, run_csv = duplicate_qrels(tmp_path)
+    with pytest.raises(preval.errors.DuplicateError) as raised:
+        preval.evaluate(run_csv, ["AP"], qrels=qrels).collect()
+    assert KEEP_ONE_KEYWORD in str(raised.value)
+    assert "--" not in str(raised.value)  # never the flag
+    with pytest.raises(preval.errors.DuplicateError) as raised:
+        plot(run_csv, "pr", tmp_path / "pr.svg", qrels=qrels)
+    assert "duplicates" not in str(raised.value)  # plot() takes no duplicates=
+    assert "name their column with by=" in str(raised.value)
 
 
 # --- counts are integers in every output, as in the text table -------------------------------

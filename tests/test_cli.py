@@ -22,6 +22,8 @@ import pytest
 import preval
 from preval.cli import main
 
+from .commands import python_m
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PARQUET = FIXTURES / "example.parquet"
 RUN = FIXTURES / "example_run.csv"
@@ -36,16 +38,6 @@ def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, st
     rc = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return rc, out, err
-
-
-def python_m(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "preval", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def measures_args(names: list[str]) -> list[str]:
@@ -642,3 +634,44 @@ def test_the_rows_to_read_are_counted_without_evaluating(tmp_path: Path) -> None
         plan = build_plan(inputs.data, ["P@10"], qrels=inputs.qrels, options=inputs.options(
             preval.Options.of({"by": "system"} if qrels is None else {})))  # fmt: skip
         assert rows_to_read(plan, inputs)() == rows, paths
+
+
+def test_one_query_is_said_in_the_singular(capsys, tmp_path: Path) -> None:
+    # "1 queries evaluated", "1 judged queries", "1 queries per comparison" before
+    data = write(tmp_path / "two.csv", "system,query,doc,score,label\n"
+                 "a,q1,d1,0.9,1\na,q1,d2,0.8,0\nb,q1,d1,0.1,1\nb,q1,d2,0.8,0\n")  # fmt: skip
+    rc, _, err = cli(capsys, "evaluate", data, "-m", "AP", "--by", "system")
+    assert rc == 0
+    assert "preval: 2 queries evaluated" in err  # (one per system: still plural)
+    assert "preval: 1 judged query per system (" in err
+    one = write(tmp_path / "one.csv", "query,doc,score,label\nq1,d1,0.9,1\n")
+    rc, _, err = cli(capsys, "evaluate", one, "-m", "AP")
+    assert rc == 0
+    assert "preval: 1 query evaluated" in err
+    rc, _, err = cli(capsys, "compare", data, "-m", "AP")
+    assert rc == 0
+    assert "preval: 1 query per comparison (" in err
+    assert "1 queries" not in err
+
+
+def test_nan_is_null_in_json_and_nan_in_csv(capsys, tmp_path: Path) -> None:
+    # JSON has no NaN: the convention (docs/cli.md, outputs) is null, as Polars writes it;
+    # CSV keeps NaN. A custom measure that is 0/0 on a query without a relevant document
+    # makes the summary's mean NaN.
+    def hits_per_relevant(q: preval.RankedQuery) -> pl.Expr:
+        return q.hits().cast(pl.Float64) / q.num_rel.cast(pl.Float64)  # NaN where R = 0
+
+    data = write(tmp_path / "in.csv", "query,doc,score,label\nq1,d1,0.9,1\nq2,d2,0.8,0\n")
+    summary_json, summary_csv = tmp_path / "s.json", tmp_path / "s.csv"
+    preval.define_measure("HitsPerRel", hits_per_relevant)
+    try:
+        rc, _, err = cli(capsys, "evaluate", data, "-m", "HitsPerRel", "-m", "P@1",
+                         "--summary", summary_json)  # fmt: skip
+        assert rc == 0, err
+        rc, _, err = cli(capsys, "evaluate", data, "-m", "HitsPerRel", "-m", "P@1",
+                         "--summary", summary_csv)  # fmt: skip
+        assert rc == 0, err
+    finally:
+        preval.remove_measure("HitsPerRel")
+    assert json.loads(summary_json.read_text()) == [{"NumQ": 2, "HitsPerRel": None, "P@1": 0.5}]
+    assert summary_csv.read_text().splitlines() == ["NumQ,HitsPerRel,P@1", "2,NaN,0.5"]

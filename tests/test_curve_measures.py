@@ -252,7 +252,7 @@ def test_cli_warns_when_an_auc_is_undefined(tmp_path: Path, capsys) -> None:
     path.write_text("query,doc,score,label\nq1,a,1.0,1\nq1,b,0.5,0\nq2,c,1.0,1\n")
     assert main(["evaluate", str(path), "-m", "AUC-ROC", "--format", "csv"]) == 0
     out, err = capsys.readouterr()
-    assert "AUC-ROC is undefined (null) for 1 queries" in err
+    assert "AUC-ROC is undefined (null) for 1 query with a single class" in err
     assert out.splitlines()[1] == "2,1.0"  # NumQ (an integer) counts both; the mean skips null
 
 

@@ -358,8 +358,8 @@ def test_a_judgment_repeated_per_subtopic_is_an_error_or_one_is_kept() -> None:
     # d2 judged twice for subtopic 2 of query 1: first 0, then the original 1
     repeated = pl.concat([pl.DataFrame([("1", "2", "d2", 0)], schema=q.schema, orient="row"), q])
     message = (
-        r"qrels: 1 rows repeat a \(query, subtopic, doc\) judgment .*; "
-        r"example: query '1', subtopic '2', doc 'd2'"
+        r"qrels: 2 rows repeat a \(query, subtopic, doc\) triple \(rule: a document appears "
+        r"once per query and subtopic; .*\); example: query '1', subtopic '2', doc 'd2'"
     )
     with pytest.raises(DuplicateError, match=message):
         preval.evaluate(r, ["alpha_nDCG@5"], qrels=repeated, subtopic="subtopic").collect()
@@ -381,6 +381,41 @@ def test_a_judgment_repeated_per_subtopic_is_an_error_or_one_is_kept() -> None:
     assert kept_first["alpha_nDCG@5"][0] != pytest.approx(plain["alpha_nDCG@5"][0])
     assert kept_first["StRecall@3"][0] == plain["StRecall@3"][0] == pytest.approx(2 / 3)
     assert kept_first.filter(pl.col("query") != "1").equals(plain.filter(pl.col("query") != "1"))
+
+
+# A (query, subtopic, doc) judged twice is the qrels' error whatever the measures: with the
+# diversity measures, with the others alone (checked beside the run: AP), and with those that
+# join the qrels into the run (nDCGRel); worded, counted and exemplified as a (query, doc)
+# judged twice in other qrels, with the file's name.
+@pytest.mark.parametrize("measures", [["alpha_nDCG@5", "AP"], ["AP"], ["nDCGRel"]])
+def test_a_judgment_repeated_per_subtopic_is_the_qrels_error_whatever_the_measures(
+    tmp_path: Path, measures: list[str]
+) -> None:
+    q, r = frames(QRELS, RUN)
+    path, plain_path = tmp_path / "qrels.csv", tmp_path / "plain.csv"
+    again = pl.DataFrame([("1", "2", "d2", 0)], schema=q.schema, orient="row")
+    pl.concat([q, again]).write_csv(path)
+    per_doc = q.group_by("query", "doc").agg(pl.col("label").max()).sort("query", "doc")
+    per_doc.vstack(again.select(per_doc.columns)).write_csv(plain_path)
+    hints = (
+        "if the table holds several systems, name their column with by=; "
+        "or pass duplicates='max' or 'first' to keep one"
+    )
+    with pytest.raises(DuplicateError) as ordinary:
+        preval.evaluate(r, measures[-1:], qrels=plain_path).collect()
+    assert str(ordinary.value) == (
+        f"qrels {plain_path}: 2 rows repeat a (query, doc) pair (rule: a document appears once "
+        f"per query; {hints}); example: query '1', doc 'd2'"
+    )
+    with pytest.raises(DuplicateError) as raised:
+        preval.evaluate(r, measures, qrels=path, subtopic="subtopic").collect()
+    assert str(raised.value) == (
+        f"qrels {path}: 2 rows repeat a (query, subtopic, doc) triple (rule: a document appears "
+        f"once per query and subtopic; {hints}); example: query '1', subtopic '2', doc 'd2'"
+    )
+    kept = preval.evaluate(r, measures, qrels=path, subtopic="subtopic", duplicates="max")
+    plain = preval.evaluate(r, measures, qrels=q, subtopic="subtopic")
+    assert kept.collect().equals(plain.collect())
 
 
 def test_bad_qrels_labels_are_reported() -> None:

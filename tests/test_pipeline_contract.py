@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ import polars as pl
 import pytest
 
 from preval.cli import main
+from tests import commands
 from tests.test_reliability_sweep import QRELS, RUN_A, RUN_B  # (two runs, three queries)
 from tests.test_trec_input import assert_one_line_error as one_line_error
 
@@ -166,15 +168,8 @@ def test_a_second_table_to_dash_is_one_line(capsys, files, flag) -> None:
 # --- `-` as an input is standard input, for every command (as `preval trec QRELS -` reads it) --
 
 
-def python_m(*args: object, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "preval", *map(str, args)],
-        input=stdin,
-        capture_output=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+# (bytes: a pipe's contents are compared byte for byte)
+python_m = partial(commands.python_m, text=False)
 
 
 def test_a_run_from_stdin_is_the_run_file(files) -> None:

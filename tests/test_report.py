@@ -43,6 +43,33 @@ def test_written_files_get_the_usual_permissions(tmp_path: Path) -> None:
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path, suffix: str) -> None:
+    # the temporary file is made 0o666 less the umask; renamed over a 0o640 file it used to
+    # make it 0o644 (umask 022): the replacement now takes the old file's bits, through a
+    # symbolic link too (its target's); a hard link keeps the old contents (docs/cli.md)
+    mask = os.umask(0o022)
+    try:
+        out, link, other = tmp_path / f"out{suffix}", tmp_path / f"link{suffix}", tmp_path / "x"
+        out.write_text("old")
+        out.chmod(0o640)
+        os.link(out, other)
+        report.write(FRAME, out)
+        assert stat.S_IMODE(out.stat().st_mode) == 0o640
+        assert other.read_text() == "old"  # the old file, under its other name
+        link.symlink_to(out)
+        out.chmod(0o600)
+        report.write(FRAME.lazy(), link)
+        assert link.is_symlink() and stat.S_IMODE(out.stat().st_mode) == 0o600
+        fresh = tmp_path / f"new{suffix}"
+        report.write(FRAME, fresh)
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # a new file: 0o666 less the umask
+    finally:
+        os.umask(mask)
+    written = pl.read_parquet(out) if suffix == ".parquet" else pl.read_csv(out)
+    assert written.equals(FRAME)
+
+
 @pytest.mark.parametrize("suffix", [".parquet", ".csv", ".json"])
 def test_a_failing_lazy_write_leaves_nothing(tmp_path: Path, suffix: str) -> None:
     def fail(df: pl.DataFrame) -> pl.DataFrame:

@@ -51,6 +51,57 @@ def test_hand_derived() -> None:
     assert row["urisk"] == pytest.approx(0.2 / 3)
 
 
+def test_trisk_standard_error_divides_by_n_minus_1() -> None:
+    # The convention pinned: s_r with ddof 1. Dinçer, Macdonald & Ounis (SIGIR 2014) read
+    # TRisk as the statistic of Student's t-test for matched pairs, whose variance divides by
+    # n - 1, and the authors' own code (jforests TRiskAwareSAROEval.getEstimates) computes
+    # (sum r^2 - (sum r)^2 / n) / (n - 1); RMIT's trisk script divides by n instead.
+    # Baseline 0.5 on four queries, run 0.7, 0.7, 0.4, 0.9: delta 0.2, 0.2, -0.1, 0.4;
+    # alpha = 1: r = 0.2, 0.2, -0.2, 0.4; URisk = 0.6/4 = 0.15.
+    # Deviations 0.05, 0.05, -0.35, 0.25; squares 0.0025 + 0.0025 + 0.1225 + 0.0625 = 0.19.
+    # ddof 1: s_r^2 = 0.19/3, SE = sqrt(0.19/3)/sqrt(4) = sqrt(0.19/12) ~ 0.12583;
+    #         TRisk = 0.15/sqrt(0.19/12) ~ 1.19208, p = 2 P(T_3 > 1.19208).
+    # ddof 0 would give SE = sqrt(0.19/16), TRisk = 0.6/sqrt(0.19) ~ 1.37649 (x sqrt(4/3)).
+    data = table({"bm25": [0.5] * 4, "run": [0.7, 0.7, 0.4, 0.9]})
+    row = preval.risk_summary(data, baseline="bm25", alpha=1).collect().row(0, named=True)
+    assert row["urisk"] == pytest.approx(0.15)
+    assert row["se"] == pytest.approx(math.sqrt(0.19 / 12))
+    assert row["trisk"] == pytest.approx(0.15 / math.sqrt(0.19 / 12))
+    assert row["trisk"] == pytest.approx(1.19208, abs=5e-6)
+    assert row["trisk"] != pytest.approx(0.6 / math.sqrt(0.19))  # not the population SE
+    assert row["p_value"] == pytest.approx(2 * stats.t.sf(0.15 / math.sqrt(0.19 / 12), 3))
+
+
+def test_a_nan_value_is_null_per_query_and_in_the_summary() -> None:
+    # one convention, the significance tests': a pair with a NaN per-query value gets null
+    # statistics (preval.compare: delta, p-value ... null). risk() gave the NaN query a NaN
+    # delta and r_q while risk_summary nulled the means; now r_q is null there too, the other
+    # queries keep theirs, and no NaN is left in either frame.
+    nan = float("nan")
+    data = table({"bm25": [0.5, 0.2, 0.4, nan], "run": [0.8, nan, 0.4, 0.3],
+                  "other": [0.6, 0.3, 0.1, 0.5]})  # fmt: skip
+    per_query = preval.risk(data, baseline="bm25", alpha=1).collect()
+    run = per_query.filter(system="run")
+    # q0: 0.8 - 0.5 = 0.3; q1: the run's NaN; q2: a tie; q3: the baseline's NaN
+    assert run["delta"].to_list() == [pytest.approx(0.3), None, 0.0, None]
+    assert run["risk"].to_list() == [pytest.approx(0.3), None, 0.0, None]
+    other = per_query.filter(system="other")  # no NaN of its own: only q3, the baseline's
+    assert other["risk"].to_list() == [pytest.approx(0.1), pytest.approx(0.1),
+                                       pytest.approx(-0.6), None]  # fmt: skip
+    assert not any(per_query[c].is_nan().any() for c in ("delta", "risk"))
+    summary = preval.risk_summary(data, baseline="bm25", alpha=1).collect()
+    compared = preval.compare(data, baseline="bm25")
+    for system in ("run", "other"):
+        row = summary.filter(system=system).row(0, named=True)
+        assert (row["delta"], row["urisk"], row["se"], row["trisk"], row["p_value"]) == (
+            (None,) * 5
+        )
+        got = compared.filter(system=system).row(0, named=True)
+        assert got["delta"] is None and got["p_value"] is None  # compare's rule, the same
+    row = summary.filter(system="run").row(0, named=True)
+    assert (row["queries"], row["wins"], row["ties"], row["losses"]) == (4, 1, 1, 0)
+
+
 def test_missing_queries_hand_derived() -> None:
     # q0: both; q1: the run lacks it (0 for it: delta -0.5); q2: only the run (baseline 0:
     # delta 0.25). alpha = 2: r = 0.1, -1.5, 0.25; URisk = -1.15/3. With "drop" only q0.

@@ -28,8 +28,9 @@ from hypothesis import strategies as st
 import preval
 from preval import io
 from preval.cli import main
+from tests.commands import python_m
 from tests.profiles import examples
-from tests.test_cli import cli, python_m
+from tests.test_cli import cli
 
 QRELS = """\
 q1 0 d1 1

@@ -18,6 +18,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Sequence
+from functools import partial
 from types import FrameType
 from typing import TextIO
 
@@ -214,7 +215,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return args.handler(args)
     except PrevalError as exc:
-        print(f"preval: error: {exc}", file=sys.stderr)
+        # a hint names a flag only when this command has it (`PrevalError.spoken`)
+        print(f"preval: error: {exc.spoken(partial(hasattr, args), cli=True)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # not bad input: the reader of stdout left (`main`)
         raise

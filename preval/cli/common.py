@@ -335,6 +335,12 @@ QUERY_SETS = {
 AS_TREC_EVAL = {"judged": "as trec_eval -c", "retrieved": "as trec_eval without -c"}
 
 
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """A count and its noun, singular for 1: ``counted(1, "query", "queries")`` is
+    ``"1 query"``, ``counted(3, "row")`` ``"3 rows"`` (`many` defaults to `one` + s)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def query_set_note(
     queries: str,
     counts: Sequence[int],
@@ -357,7 +363,8 @@ def query_set_note(
     size = f"{counts[0]:,}" if counts[0] == counts[-1] else f"{counts[0]:,} to {counts[-1]:,}"
     group = f" per {per}" if per else ""
     how = f"--queries {queries}, {AS_TREC_EVAL[queries]}" if how is None else how
-    sets = f"{queries} queries{scope}{group}"
+    noun = "query" if counts[-1] == 1 else "queries"  # (a range ends above 1)
+    sets = f"{queries} {noun}{scope}{group}"
     return f"preval: {what}{size} {sets} ({how}: {QUERY_SETS[queries]})"
 
 

@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:  # after the comparison: an error is the one line printed
         print(note, file=sys.stderr)
     print(
-        f"preval: {int(result['queries'].max() or 0)} queries per comparison ({averaged}); "
+        f"preval: {common.counted(int(result['queries'].max() or 0), 'query', 'queries')} "
+        f"per comparison ({averaged}); "
         f"up to {filled} present for one system only ({rule})",
         file=sys.stderr,
     )

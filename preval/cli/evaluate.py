@@ -174,8 +174,9 @@ def run(args: argparse.Namespace) -> int:
         for name in auc:
             if undefined[name][0]:
                 print(
-                    f"preval: warning: {name} is undefined (null) for {undefined[name][0]} "
-                    "queries with a single class; summaries average the others",
+                    f"preval: warning: {name} is undefined (null) for "
+                    f"{common.counted(undefined[name][0], 'query', 'queries')} with a single "
+                    "class; summaries average the others",
                     file=sys.stderr,
                 )
     if per_query_printed:  # (held in memory: a file gets it streamed)
@@ -227,15 +228,16 @@ def print_audit(audit_df: pl.DataFrame) -> None:
             "preval: warning: no query was evaluated (empty input, or no judged query)",
             file=sys.stderr,
         )
-    parts = [f"{totals['queries_evaluated']} queries evaluated"]
+    parts = [common.counted(totals["queries_evaluated"], "query", "queries") + " evaluated"]
     labels = {
-        "queries_without_relevant": "with no relevant document",
-        "queries_judged_not_retrieved": "judged but not retrieved",
-        "queries_retrieved_not_judged": "retrieved but not judged (dropped)",
-        "rows_retrieved_unjudged": "retrieved rows unjudged (non-relevant)",
-        "rows_dropped": "rows dropped",
-    }
-    parts += [f"{totals[k]} {text}" for k, text in labels.items() if totals.get(k)]
+        "queries_without_relevant": ("with no relevant document",) * 2,
+        "queries_judged_not_retrieved": ("judged but not retrieved",) * 2,
+        "queries_retrieved_not_judged": ("retrieved but not judged (dropped)",) * 2,
+        "rows_retrieved_unjudged": ("retrieved row unjudged (non-relevant)",
+                                    "retrieved rows unjudged (non-relevant)"),
+        "rows_dropped": ("row dropped", "rows dropped"),
+    }  # fmt: skip
+    parts += [common.counted(totals[k], *text) for k, text in labels.items() if totals.get(k)]
     print("preval: " + "; ".join(parts), file=sys.stderr)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import report
 from ..errors import PrevalError
+from . import common
 
 EXAMPLES = """\
 tuning (docs/fusion.md):
@@ -134,7 +135,10 @@ def run(args: argparse.Namespace) -> int:
     if args.train_qrels is not None:
         train_runs = args.train_runs or args.runs
         if len(train_runs) != len(args.runs):
-            msg = f"{len(train_runs)} training runs for {len(args.runs)} runs: give one per run"
+            msg = (
+                f"{common.counted(len(train_runs), 'training run')} for "
+                f"{common.counted(len(args.runs), 'run')}: give one per run"
+            )
             raise PrevalError(msg)
         learned = learn(train_runs, args.train_qrels, args.method, norm=args.norm,
                         input_format=args.input_format, **params)  # fmt: skip
@@ -168,7 +172,8 @@ def _optimize(args: argparse.Namespace, params: dict, tag: str, columns: dict) -
         duplicates=args.duplicates, **columns,
     )  # fmt: skip
     print(f"{tuning.method} (norm {tuning.norm}): best {tuning.metric} "
-          f"{tuning.candidates['score'].max():.4f} of {tuning.candidates.height} candidates "
+          f"{tuning.candidates['score'].max():.4f} of "
+          f"{common.counted(tuning.candidates.height, 'candidate')} "
           f"with {_choice(tuning.best)}")  # fmt: skip
     if tuning.folds is not None:
         print(f"\n{args.folds}-fold cross-validation (seed {args.seed}): held-out "

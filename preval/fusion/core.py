@@ -51,6 +51,7 @@ from .. import inputs, io
 from ..errors import DuplicateError, InputError, InvalidValueError
 from ..options import DUPLICATES, INPUT_FORMATS
 from ..planner.aggregate import dedupe
+from ..validate import KEEP_ONE
 from .registry import METHODS, NORMS, Method, listed
 from .stacked import DOC, DUPS, FIRST, QUERY, RANK, ROW, RUN, SCORE, first_key, rank_by
 
@@ -351,10 +352,11 @@ def _dups_checker(
                 where = f"in run {labels[first]}"
         msg = (
             f"fuse: {n} rows repeat a (query, doc) pair {where} (rule: a document appears "
-            "once per run and query; or pass duplicates='max' or 'first' (--duplicates) to keep "
-            f"one); example: query {q!r}, doc {d!r}"
+            f"once per run and query{KEEP_ONE.said()}); example: query {q!r}, doc {d!r}"
         )
-        raise DuplicateError(msg)
+        error = DuplicateError(msg)
+        error.hints = (KEEP_ONE,)
+        raise error
     return df.drop(FIRST, DUPS)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import polars as pl
 from .. import io
 from ..errors import DuplicateError, InputError
 from ..measures import parse
+from ..validate import KEEP_ONE
 from .stacked import wide
 from .supervised import TRAINED_BY, read_qrels
 
@@ -325,6 +327,7 @@ def optimize_fusion(
     _check_duplicates(raw, stacked.columns)
     normed = core.normalise(raw.lazy(), norm_name).collect()
     judged = judgments.collect()
+    _check_judged_once(judged, qrels)
     for col in ("query", "doc"):  # ids compared as text when their dtypes differ
         if normed.schema[col] != judged.schema[col]:
             normed = normed.with_columns(pl.col(col).cast(pl.String))
@@ -532,8 +535,26 @@ def _check_duplicates(stacked: pl.DataFrame, columns: tuple[str, str, str]) -> N
         q, d = dups.row(0, named=True)["query"], dups.row(0, named=True)["doc"]
         msg = (
             f"optimize_fusion: {int(dups['len'].sum() - dups.height)} rows repeat a (query, "
-            f"doc) pair within one run (rule: a document appears once per run and query; or "
-            f"pass duplicates='max' or 'first'); example: {columns[0]} {q!r}, {columns[1]} {d!r}"
+            f"doc) pair within one run (rule: a document appears once per run and query"
+            f"{KEEP_ONE.said()}); example: {columns[0]} {q!r}, {columns[1]} {d!r}"
+        )
+        error = DuplicateError(msg)
+        error.hints = (KEEP_ONE,)
+        raise error
+
+
+def _check_judged_once(judged: pl.DataFrame, qrels: io.Source) -> None:
+    """A (query, doc) judged twice is an error here, named by the user's ids (the search
+    evaluates integer codes of them), and with no hint of ``duplicates``: it keeps one row
+    of a run, not of the qrels."""
+    dups = judged.group_by("query", "doc").len().filter(pl.col("len") > 1).sort("query", "doc")
+    if dups.height:
+        row = dups.row(0, named=True)
+        where = f"qrels {qrels}" if isinstance(qrels, (str, Path)) else "qrels"
+        msg = (
+            f"{where}: {int(dups['len'].sum())} rows repeat a (query, doc) pair (rule: a "
+            f"document is judged once per query); example: query {row['query']!r}, doc "
+            f"{row['doc']!r}"
         )
         raise DuplicateError(msg)
 

@@ -24,12 +24,11 @@ follow the stage, at the end of this module: each reads an `Intents` view, not a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from ..errors import DuplicateError, MeasureError
+from ..errors import MeasureError
 from ..ranking import DOC, LABEL, POSITION, QUERY, SCORE, count, sort_keys
 from .registry import REL, Param, Spec, measure
 
@@ -38,7 +37,6 @@ SUB = "_sub"  # the subtopic id, as a string
 RANK = "_rank"  # 1, 2, ... within the query
 _PICK, _GAIN = "_pick", "_igain"  # the greedy ideal: rank given to a document, its gain then
 _NOVEL, _SCORE, _BEST, _TOP = "_novel", "_score", "_best", "_top"  # one step of the greedy
-_TIMES, _REPEATS = "_times", "_repeats"  # judgments of a (query, subtopic, doc); their excess
 
 # ndeval's defaults (ndeval.c, ALPHA and BETA)
 NDEVAL_ALPHA, NDEVAL_BETA = 0.5, 0.5
@@ -217,20 +215,15 @@ def table(
     trec_version: int,
     depth: int | None,
     judged_only: bool,
-    duplicates: str,
-    names: dict[str, str],
 ) -> pl.LazyFrame:
     """The diversity measures per (keys..., query): `rows` are the run's (keys, query, doc,
     score[, row]) rows, `judgments` the (qkeys..., query, doc, subtopic, label) qrels with
-    one row per (query, subtopic, doc) (else an error, or one kept by `duplicates`); `names`
-    maps internal key names and the roles doc and subtopic to the user's, for messages."""
+    one row per (query, subtopic, doc): checked, or one kept, by the qrels stage
+    (`planner.qrels.subtopic_qrels`)."""
     group = [*keys, QUERY]
     qgroup = [*qkeys, QUERY]
     levels_list = sorted({s.level(default_level) for s in specs})
     levels = {lv: i for i, lv in enumerate(levels_list)}
-    # a (query, subtopic, doc) judged twice is an error, or keeps one label (`duplicates`)
-    kept = pl.col(LABEL).first() if duplicates == "first" else pl.col(LABEL).max()
-    judgments = judgments.group_by([*qgroup, SUB, DOC]).agg(kept, pl.len().alias(_TIMES))
     relevant = judgments.filter(pl.col(LABEL) >= levels_list[0])
 
     run = rows.filter(pl.col(SCORE).is_not_null())
@@ -255,23 +248,10 @@ def table(
     expanded = ranked.select(*group, DOC, RANK).join(
         relevant.select(*qgroup, DOC, SUB, LABEL), on=[*qgroup, DOC], how="inner"
     )
-    repeated = pl.col(_TIMES) > 1
     per_query = judgments.group_by(qgroup).agg(
-        *[
-            pl.col(SUB).filter(pl.col(LABEL) >= lv).n_unique().alias(subtopics_column(lv, levels))
-            for lv in levels_list
-        ],
-        (pl.col(_TIMES) - 1).sum().alias(_REPEATS),
-        pl.col(SUB).filter(repeated).min().alias(_REPEATS + "_sub"),
-        pl.col(DOC).filter(repeated & (pl.col(SUB) == pl.col(SUB).filter(repeated).min())).min()
-        .cast(pl.String).alias(_REPEATS + "_doc"),
-    )  # fmt: skip
-    if duplicates == "error":
-        schema = per_query.collect_schema()
-        kept_schema = {n: t for n, t in schema.items() if not n.startswith(_REPEATS)}
-        per_query = per_query.map_batches(_no_repeats(qgroup, names), schema=kept_schema)
-    else:
-        per_query = per_query.drop(_REPEATS, _REPEATS + "_sub", _REPEATS + "_doc")
+        pl.col(SUB).filter(pl.col(LABEL) >= lv).n_unique().alias(subtopics_column(lv, levels))
+        for lv in levels_list
+    )
     for (level, alpha), wanted in requests(specs, default_level).items():
         ideal = ideal_table(relevant, qgroup, level, alpha, wanted)
         per_query = per_query.join(ideal, on=qgroup, how="left", nulls_equal=True)
@@ -295,28 +275,6 @@ def table(
     values = expanded.join(per_query, on=qgroup, how="left", nulls_equal=True)
     values = values.sort([*group, RANK, SUB])
     return values.group_by(group).agg(build(s, view) for s in specs)
-
-
-def _no_repeats(qgroup: list[str], names: dict[str, str]) -> Callable[[pl.DataFrame], pl.DataFrame]:
-    """A `map_batches` check: raise `DuplicateError` when a (query, subtopic, doc) is judged
-    more than once, naming the count and the first such judgment in query order."""
-
-    def check(df: pl.DataFrame) -> pl.DataFrame:
-        bad = df.filter(pl.col(_REPEATS) > 0)
-        if bad.height:
-            n = int(bad[_REPEATS].sum())
-            row = bad.sort(qgroup, nulls_last=True).row(0, named=True)
-            where = ", ".join(f"{names.get(k, k)} {row[k]!r}" for k in qgroup)
-            msg = (
-                f"qrels: {n} rows repeat a (query, subtopic, doc) judgment (rule: one label per "
-                "document and subtopic; or pass duplicates='max' or 'first' (--duplicates) to "
-                f"keep one); example: {where}, {names['subtopic']} {row[_REPEATS + '_sub']!r}, "
-                f"{names['doc']} {row[_REPEATS + '_doc']!r}"
-            )
-            raise DuplicateError(msg)
-        return df.drop(_REPEATS, _REPEATS + "_sub", _REPEATS + "_doc")
-
-    return check
 
 
 def build(s: Spec, view: Intents) -> pl.Expr:

@@ -387,7 +387,9 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
             qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
         )
         if subtopic is not None:
-            qrels_lf, per_subtopic = stage.subtopic_qrels(qrels_lf, subtopic, roles, by_cols, keys)
+            qrels_lf, per_subtopic = stage.subtopic_qrels(
+                qrels_lf, subtopic, roles, by_cols, keys, sem.duplicates, recipe.sources
+            )
         # labels come from the qrels (checked there); unjudged rows get null, never NaN
         rules = agg.rules(
             has_doc, ranking, has_pad=True, float_score=float_score, float_label=False
@@ -438,8 +440,6 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         values = diversity.table(
             div_rows, per_subtopic, keys, qkeys, div_specs, default_level=sem.relevance_level,
             ties=ties, trec_version=sem.trec_version, depth=sem.depth, judged_only=sem.judged_only,
-            duplicates=sem.duplicates,
-            names={**names, "doc": doc, "subtopic": subtopic},  # type: ignore[dict-item]
         )  # fmt: skip
         status = diversity.attach(status, values, keys, [s.name for s in div_specs])
     source = run_lf.select(list(dict.fromkeys(source_columns)))

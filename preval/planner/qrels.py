@@ -52,14 +52,23 @@ def joined_table(
     # by columns found in the qrels describe the query (a segment); the others are systems
     described = [b for b in by if b in schema]
     systems = [b for b in by if b not in schema]
-    judged = judged.select(*described, query, doc, label)
+    subtopic = [] if columns.subtopic is None else [columns.subtopic]
+    # (subtopic ids as text, as the diversity stage reads them: the same example either way)
+    judged = judged.select(
+        *described, query, *[pl.col(c).cast(pl.String) for c in subtopic], doc, label
+    )
     run = run.drop(label, strict=False)
     run, judged = align_ids(run, judged, [*described, query, doc])
-    if columns.subtopic is not None:  # a document's highest label over its subtopics
-        judged = judged.group_by([*described, query, doc]).agg(pl.col(label).max())
-    elif duplicates != "error":
-        judged = agg.dedupe(judged, [*described, query, doc], label, duplicates)
-    judged = _checked(judged, described, columns, sources)
+    if duplicates != "error":  # one judgment per (query[, subtopic], doc) kept
+        judged = agg.dedupe(judged, [*described, query, *subtopic, doc], label, duplicates)
+    internal = {query: QUERY, doc: DOC, label: LABEL, **dict.fromkeys(subtopic, diversity.SUB)}
+    keys = {**{b: b for b in described}, QUERY: query}
+    if subtopic:  # judged once per (query, subtopic, doc), as once per (query, doc) without
+        keys[diversity.SUB] = subtopic[0]
+    checked = _checked(judged.rename(internal), keys, columns.roles, sources)
+    if subtopic:  # a document's highest label over its subtopics
+        checked = checked.group_by([*described, QUERY, DOC]).agg(pl.col(LABEL).max())
+    judged = checked.rename({QUERY: query, DOC: doc, LABEL: label})
     if systems:
         judged = run.select(systems).unique().join(judged, how="cross")
     # the run's rows keep their order (ties="input" reads it), the judged-only rows come after
@@ -69,26 +78,25 @@ def joined_table(
 
 
 def _checked(
-    judged: pl.LazyFrame,
-    described: list[str],
-    columns: Columns,
+    rows: pl.LazyFrame,
+    keys: dict[str, str],
+    roles: dict[str, str],
     sources: Sequence[tuple[str, str]],
 ) -> pl.LazyFrame:
-    """`judged` (described..., query, doc, label, the user's names) with the qrels' data rules
-    checked (`qrels_checks`) lazily, as `with_qrels` checks them: each query's judgments in one
-    group_by, whose rows are kept as lists and taken back out (no second read of the qrels)."""
-    query, doc, label = columns.query, columns.doc, columns.label
-    rows = judged.rename({query: QUERY, doc: DOC, label: LABEL})
+    """Judgments (`keys`..., DOC, LABEL; `keys` maps each internal key to the user's name:
+    described..., QUERY[, diversity.SUB]) with the qrels' data rules checked
+    (`qrels_checks`) lazily, as `with_qrels` checks them: each group's judgments in one
+    group_by, whose rows are kept as lists and taken back out (no second read of the qrels).
+    With a subtopic key, a document is judged once per (query, subtopic)."""
     float_label = rows.collect_schema()[LABEL].is_float()
-    keys = {**{b: b for b in described}, QUERY: query}
-    exprs, check = qrels_checks(rows, keys, columns.roles, float_label, sources)
-    grouped = rows.group_by([*described, QUERY]).agg(DOC, LABEL, *exprs)
+    per = ("query", "subtopic") if diversity.SUB in keys else ("query",)
+    exprs, check = qrels_checks(rows, keys, roles, float_label, sources, per=per)
+    grouped = rows.group_by(list(keys)).agg(DOC, LABEL, *exprs)
     kept = {
         n: t for n, t in grouped.collect_schema().items()
         if not n.startswith(validate.CHECK_PREFIX)
     }  # fmt: skip
-    checked = grouped.map_batches(check, schema=kept).explode([DOC, LABEL])
-    return checked.rename({QUERY: query, DOC: doc, LABEL: label})
+    return grouped.map_batches(check, schema=kept).explode([DOC, LABEL])
 
 
 def qrels_checks(
@@ -97,19 +105,22 @@ def qrels_checks(
     roles: dict[str, str],
     float_label: bool,
     sources: Sequence[tuple[str, str]] = (),
+    per: Sequence[str] = ("query",),
 ) -> tuple[list[pl.Expr], Callable[[pl.DataFrame], pl.DataFrame]]:
     """The data rules of qrels, over each query's `judgments` (internal DOC and LABEL columns):
     every row is a judgment (a label, not null; finite when the qrels' label column is a
-    float, `float_label`), doc ids are not null, a document is judged once per query. Returns
-    the counters of a group_by on `keys` (internal name -> the user's: qkeys..., query) and
-    the `map_batches` function that raises on the first broken rule, naming the qrels (their
-    file when `sources` has it)."""
+    float, `float_label`), doc ids are not null, a document is judged once per query (once
+    per `per`: query and subtopic when `keys` holds the subtopic). Returns the counters of a
+    group_by on `keys` (internal name -> the user's: qkeys..., query[, subtopic]) and the
+    `map_batches` function that raises on the first broken rule, naming the qrels (their file
+    when `sources` has it)."""
     rules = validate.row_checks(
         has_doc=True,
         has_score=False,
         label_may_be_null=False,
         has_pad=False,
         float_label=float_label,
+        per=per,
     )
     exprs = validate.check_exprs(rules, has_doc=True, has_pad=False)
     return exprs, validate.checker(rules, keys, roles, "qrels", judgments, sources)
@@ -129,13 +140,17 @@ def subtopic_qrels(
     roles: dict[str, str],
     by_cols: list[str],
     keys: list[str],
+    duplicates: str,
+    sources: Sequence[tuple[str, str]] = (),
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Qrels with a subtopic column -> (one label per (query, doc): its highest over the
     subtopics, for the other measures; the (qkeys..., query, doc, subtopic, label) rows of the
     diversity stage, internal names).
 
     A document relevant to any subtopic is relevant to the query, as ndeval's own MAP reads
-    these qrels (ndeval.c, nrel); graded labels keep their highest grade for nDCG.
+    these qrels (ndeval.c, nrel); graded labels keep their highest grade for nDCG. A (query,
+    subtopic, doc) judged twice is the qrels' error, as a (query, doc) of other qrels is
+    (`qrels_checks`, checked whatever the measures), or one judgment is kept (`duplicates`).
     """
     query, doc, label = roles["query"], roles["doc"], roles["label"]
     schema = qrels_lf.collect_schema()
@@ -151,8 +166,20 @@ def subtopic_qrels(
         pl.col(subtopic).cast(pl.String).alias(diversity.SUB),
         pl.col(label).cast(pl.Float64).alias(LABEL),
     )
+    qkeys = [k for k, _ in present]
+    if duplicates == "error":
+        names = {**{k: b for k, b in present}, QUERY: query, diversity.SUB: subtopic}
+        per_subtopic = _checked(per_subtopic, names, roles, sources)
+    else:
+        per_subtopic = agg.dedupe(per_subtopic, [*qkeys, QUERY, diversity.SUB, DOC], LABEL,
+                                  duplicates)  # fmt: skip
+    per_subtopic = per_subtopic.cache()  # (read by both consumers: checked once)
     # group_by does not keep the qrels' order, which no consumer reads
-    per_doc = qrels_lf.group_by([*(b for _, b in present), query, doc]).agg(pl.col(label).max())
+    per_doc = (
+        per_subtopic.group_by([*qkeys, QUERY, DOC])
+        .agg(pl.col(LABEL).max())
+        .rename({**{k: b for k, b in present}, QUERY: query, DOC: doc, LABEL: label})
+    )
     return per_doc, per_subtopic
 
 
