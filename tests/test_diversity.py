@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import preval
+import preval.engines
 from preval.errors import DuplicateError, MeasureError, MissingColumnError, PrevalError
 from tests import reference
 from tests.profiles import examples

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import preval
+import preval.engines
 from tests import reference
 from tests.profiles import examples
 
