@@ -323,7 +323,7 @@ def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFram
     Public entry points call it once, so that a one-time stream is read once however many
     times the plan looks at its source.
     """
-    frame = as_polars(source)
+    frame = as_polars(source, what)
     if frame is not None:
         return frame
     if isinstance(source, (str, Path)):
@@ -333,7 +333,7 @@ def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFram
     raise InputError(msg)
 
 
-def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
+def as_polars(obj: object, what: str = "input") -> pl.DataFrame | pl.LazyFrame | None:
     """`obj` as a Polars frame when it is a dataframe of any kind, else None (a path, say).
 
     Polars' own converters do the work, without a copy wherever Arrow memory can be shared:
@@ -344,6 +344,11 @@ def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
     too: scanned lazily, a run and its qrels from one connection would be read at once, which
     DuckDB refuses ("connection is busy"); a query too large for memory belongs in a Parquet
     file (``COPY ... TO 'run.parquet'``), which preval reads in pieces.
+
+    A pandas frame Polars cannot convert (a column name given twice, a sparse column, an object
+    column of mixed types) is an `InputError` naming the column (`what` names the source); the
+    names of its index levels, which are not read, are kept for the missing-column message
+    (`pandas_index`).
     """
     if isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
         return obj
@@ -352,7 +357,7 @@ def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
     # look a library up only when it is loaded already: an object of it cannot exist otherwise
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(obj, pandas.DataFrame):
-        return pl.from_pandas(obj)
+        return _from_pandas(obj, pandas, what)
     pyarrow = sys.modules.get("pyarrow")
     if pyarrow is not None and isinstance(
         obj, (pyarrow.Table, pyarrow.RecordBatch, pyarrow.RecordBatchReader)
@@ -361,6 +366,57 @@ def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
     if hasattr(obj, "__arrow_c_stream__"):
         return pl.DataFrame(obj)
     return None
+
+
+# the attribute of a frame converted from pandas that holds the names of its index levels
+_PANDAS_INDEX = "_preval_pandas_index"
+
+
+def _from_pandas(frame: Any, pandas: Any, what: str) -> pl.DataFrame:
+    """`pl.from_pandas(frame)`, or an `InputError` naming the column it cannot convert."""
+    try:
+        converted = pl.from_pandas(frame)
+    except (ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid / ArrowTypeError too
+        raise InputError(_pandas_refusal(frame, pandas, what, exc)) from exc
+    columns = {str(c) for c in frame.columns}
+    index = tuple(str(n) for n in frame.index.names if n is not None and str(n) not in columns)
+    if index:  # (a plain attribute: only this object, from `normalise` to `inputs.read`)
+        setattr(converted, _PANDAS_INDEX, index)
+    return converted
+
+
+def _pandas_refusal(frame: Any, pandas: Any, what: str, exc: BaseException) -> str:
+    """Why Polars could not convert a pandas `frame`, naming the column and the cure."""
+    names = [str(c) for c in frame.columns]
+    twice = next((c for c in names if names.count(c) > 1), None)
+    if twice is not None:
+        return (
+            f"{what}: the pandas DataFrame has a column named {twice!r} twice (rule: column "
+            "names are unique; drop or rename one)"
+        )
+    for i, name in enumerate(names):
+        column = frame.iloc[:, i]
+        if isinstance(column.dtype, pandas.SparseDtype):
+            return (
+                f"{what}: pandas column {name!r} is sparse, which Polars does not read (rule: "
+                f"dense columns; densify it with frame[{name!r}].sparse.to_dense())"
+            )
+        if column.dtype == object:
+            kinds = sorted({type(v).__name__ for v in column.dropna()})
+            if len(kinds) > 1 and not set(kinds) <= {"int", "float", "bool"}:
+                return (
+                    f"{what}: pandas column {name!r} mixes values of types {', '.join(kinds)}, "
+                    "which one Arrow column cannot hold (rule: a column holds one type; cast "
+                    f"it, e.g. frame[{name!r}].astype(str) for ids)"
+                )
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{what}: the pandas DataFrame cannot be converted to Arrow ({reason})"
+
+
+def pandas_index(frame: object) -> tuple[str, ...]:
+    """The names of the index levels of the pandas frame `frame` was converted from by
+    `as_polars` (not read: the missing-column message names them), else ()."""
+    return getattr(frame, _PANDAS_INDEX, ())
 
 
 def _check_parquet(path: Path, what: str) -> None:

@@ -34,9 +34,11 @@ def require_columns(
     columns: dict[str, str],
     what: str,
     optional: dict[str, str] | None = None,
+    index: Sequence[str] = (),
 ) -> None:
     """Raise `MissingColumnError` naming every role whose column is absent, and which present
-    column each may be (`column_hints`): ``query='qid' (--query qid)``.
+    column each may be (`column_hints`): ``query='qid' (--query qid)``; or, when it is one of
+    `index` (the levels of a pandas index, `io.pandas_index`), that the index is not read.
 
     `columns`: role -> column (a role is ``query``, ``doc``, ``score``, ``label``,
     ``subtopic``, ``by (name)`` or ``count (name)``); `optional`: roles whose column may be
@@ -48,6 +50,14 @@ def require_columns(
     missing = [f"{role} column {name!r}" for role, name in absent.items()]
     have = ", ".join(schema.names()) or "none"
     msg = f"{what}: missing {', '.join(missing)} (columns present: {have})"
+    indexed = [name for name in absent.values() if name in index]
+    if indexed:
+        held = ", ".join(map(repr, indexed))
+        msg += (
+            f"; {held} {'is a level' if len(indexed) == 1 else 'are levels'} of the pandas "
+            "DataFrame's index, which preval does not read: call .reset_index() first"
+        )
+        raise MissingColumnError(msg)
     other = [c for c in ";\t|" if len(schema) == 1 and c in schema.names()[0]]
     if other:  # a header of one column that holds another separator
         msg += (
@@ -73,13 +83,17 @@ def require_columns(
 # Names that a column of each role often has (compared with case, spaces and dashes ignored)
 SYNONYMS = {
     "query": ("query", "qid", "query_id", "queryid", "topic", "topic_id", "topicid", "qno",
-              "query_no", "q_id"),
+              "query_no", "q_id", "user", "user_id", "userid", "session", "session_id",
+              "request_id", "search_id", "group", "group_id"),
     "doc": ("doc", "docid", "doc_id", "pid", "docno", "doc_no", "item", "item_id", "itemid",
-            "passage_id", "document", "document_id", "did", "corpus_id"),
+            "passage_id", "document", "document_id", "did", "corpus_id", "product",
+            "product_id", "candidate", "candidate_id"),
     "score": ("score", "pred", "prediction", "predictions", "sim", "similarity", "rank_score",
-              "relevance_score", "y_pred", "y_score", "logit", "prob", "probability"),
+              "relevance_score", "y_pred", "y_score", "logit", "prob", "probability",
+              "preds", "logits", "y_hat", "model_score"),
     "label": ("label", "rel", "relevance", "y", "target", "grade", "judgment", "judgement",
-              "qrel", "y_true", "gold", "relevant"),
+              "qrel", "y_true", "gold", "relevant", "is_relevant", "click", "clicked",
+              "clicks", "is_clicked", "rating", "purchased", "converted"),
     "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id", "aspect", "facet"),
 }  # fmt: skip
 # how close (difflib's ratio) a name must be to a role's name or synonym to be hinted at

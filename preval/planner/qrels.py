@@ -48,7 +48,7 @@ def joined_table(
     query, doc, label, by = columns.query, columns.doc, columns.label, list(columns.by)
     judged = io.scan(qrels, id_columns=(query, doc, *by), numeric_columns=(label,), what="qrels")
     schema = judged.collect_schema()
-    check_qrels(schema, query, doc, label)
+    check_qrels(schema, query, doc, label, index=io.pandas_index(qrels))
     # by columns found in the qrels describe the query (a segment); the others are systems
     described = [b for b in by if b in schema]
     systems = [b for b in by if b not in schema]
@@ -115,9 +115,14 @@ def qrels_checks(
     return exprs, validate.checker(rules, keys, roles, "qrels", judgments, sources)
 
 
-def check_qrels(schema: pl.Schema, query: str, doc: str, label: str) -> None:
-    """The columns every qrels table needs: query and doc ids, a numeric label."""
-    validate.require_columns(schema, {"query": query, "doc": doc, "label": label}, "qrels")
+def check_qrels(
+    schema: pl.Schema, query: str, doc: str, label: str, index: Sequence[str] = ()
+) -> None:
+    """The columns every qrels table needs: query and doc ids, a numeric label (`index`: the
+    levels of the pandas index the qrels came with, `io.pandas_index`)."""
+    validate.require_columns(
+        schema, {"query": query, "doc": doc, "label": label}, "qrels", index=index
+    )
     validate.require_numeric(schema, label, "label", "qrels")
     validate.require_key(schema, query, "query", "qrels")
     validate.require_key(schema, doc, "doc", "qrels")

@@ -1,0 +1,425 @@
+"""preval used as a recommender / ranking-model engineer uses it (helper qa-ml): pandas frames
+as they come out of feature pipelines, the per-query table joined back and grouped, and the
+numbers of torchmetrics' retrieval metrics and Spark MLlib's RankingMetrics under the
+translations of docs/measures.md.
+
+torchmetrics is not installed (it needs torch): `TorchRef` below is a plain-Python
+transcription of its retrieval functions and of `RetrievalMetric.compute`
+(src/torchmetrics/functional/retrieval/*.py and retrieval/base.py, torchmetrics at commit
+dab0333, 1.8+), sharing no code with preval.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import preval
+
+pd = pytest.importorskip("pandas")
+
+
+# --------------------------------------------------------------------------------------------
+# pandas frames as pipelines write them: every refusal is one line naming what to do
+# --------------------------------------------------------------------------------------------
+
+
+def _one_line_error(exc: pytest.ExceptionInfo) -> str:
+    text = str(exc.value)
+    assert isinstance(exc.value, preval.PrevalError), type(exc.value)
+    assert "\n" not in text
+    return text
+
+
+def test_ids_in_the_pandas_index_are_named_as_such() -> None:
+    # the query (and doc) ids in the index, as after groupby(...).apply or set_index: the
+    # index is not read (docs/semantics.md, Input shapes), and the error says so
+    frame = pd.DataFrame(
+        {"query": [1, 1, 2], "doc": ["a", "b", "a"], "score": [0.3, 0.2, 0.1],
+         "label": [1, 0, 1]}
+    ).set_index(["query", "doc"])  # fmt: skip
+    with pytest.raises(preval.MissingColumnError) as info:
+        preval.evaluate(frame, ["AP"])
+    text = _one_line_error(info)
+    assert "missing query column 'query'" in text
+    assert "index" in text and "reset_index()" in text
+    # reset_index() is the way: AP of query 1 = 1 (relevant a first), of query 2 = 1
+    got = preval.evaluate(frame.reset_index(), ["AP"]).collect()
+    assert got.rows() == [(1, 1.0), (2, 1.0)]
+
+
+def test_an_unnamed_pandas_index_is_not_blamed() -> None:
+    frame = pd.DataFrame({"qid": [1], "score": [0.3], "label": [1]})
+    with pytest.raises(preval.MissingColumnError) as info:
+        preval.evaluate(frame, ["AP"])
+    text = _one_line_error(info)
+    assert "reset_index" not in text and "query='qid'" in text
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "words"),
+    [
+        # an object column of ints and strings (ids read from two sources)
+        ("query", [1, "1", 2], ["'query'", "mixes", "astype(str)"]),
+        ("doc", ["a", 7, "c"], ["'doc'", "mixes", "astype(str)"]),
+    ],
+)
+def test_a_pandas_object_column_of_mixed_types_is_one_line(
+    column: str, values: list, words: list[str]
+) -> None:
+    frame = pd.DataFrame({"query": [1, 1, 2], "doc": ["a", "b", "c"], "score": [0.3, 0.2, 0.1],
+                          "label": [1, 0, 1]})  # fmt: skip
+    frame[column] = pd.Series(values, dtype=object)
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(frame, ["AP"])
+    text = _one_line_error(info)
+    for word in words:
+        assert word in text, text
+    # the cure the message names works: ids as strings
+    frame[column] = frame[column].astype(str)
+    assert preval.evaluate(frame, ["AP"]).collect().height == 2
+
+
+def test_pandas_frames_polars_cannot_convert_are_one_line() -> None:
+    twice = pd.DataFrame([["q", 0.3, 1, 0]], columns=["query", "score", "label", "label"])
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(twice, ["AP"])
+    assert "'label'" in _one_line_error(info) and "twice" in str(info.value)
+    sparse = pd.DataFrame({"query": ["q", "q"], "score": [0.3, 0.2],
+                           "label": pd.arrays.SparseArray([1, 0])})  # fmt: skip
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(sparse, ["AP"])
+    text = _one_line_error(info)
+    assert "'label'" in text and "sparse" in text
+
+
+def test_column_names_must_be_strings() -> None:
+    # pandas' default column labels are integers; Polars names them "0", "1", ...
+    frame = pd.DataFrame([["q", 0.3, 1], ["q", 0.2, 0]])
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(frame, ["AP"], query=0, score=1, label=2)
+    text = _one_line_error(info)
+    assert "query" in text and "string" in text and "'0'" in text
+    with pytest.raises(preval.InputError, match="by"):
+        preval.evaluate(frame, ["AP"], query="0", score="1", label="2", by=[3])
+    # the names as Polars spells them work: one query, relevant first: AP 1
+    got = preval.evaluate(frame, ["AP"], query="0", score="1", label="2").collect()
+    assert got.rows() == [("q", 1.0)]
+
+
+def test_ml_column_names_are_hinted() -> None:
+    # a recommender's names: user / item / pred / clicked
+    frame = pd.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "pred": [0.3, 0.2],
+                          "clicked": [True, False]})  # fmt: skip
+    with pytest.raises(preval.MissingColumnError) as info:
+        preval.evaluate(frame, ["AP"])
+    text = _one_line_error(info)
+    assert "query='user_id'" in text and "label='clicked'" in text and "score='pred'" in text
+
+
+# --------------------------------------------------------------------------------------------
+# the per-query table in an ML workflow
+# --------------------------------------------------------------------------------------------
+
+
+def test_summarize_without_the_query_column_is_refused() -> None:
+    # evaluated with query="user": summarize(per_query) without query="user" took the user
+    # column for a by key and returned one "summary" row per user (NumQ 1 each)
+    frame = pd.DataFrame({"user": [1, 1, 2, 2], "item": ["a", "b", "a", "b"],
+                          "pred": [0.9, 0.1, 0.9, 0.1], "label": [1, 0, 0, 1]})  # fmt: skip
+    per_query = preval.evaluate(frame, ["AP"], query="user", doc="item", score="pred")
+    with pytest.raises(preval.InputError) as info:
+        preval.summarize(per_query)
+    text = _one_line_error(info)
+    assert "query='user'" in text
+    # AP: user 1 = 1 (relevant first), user 2 = 1/2 (relevant second): mean 0.75
+    got = preval.summarize(per_query, query="user").collect()
+    assert got.rows() == [(2, 0.75)]
+    # an explicit by needs no query column (a table of one row per system, say)
+    assert preval.summarize(per_query, by=[]).collect().rows() == [(2, 0.75)]
+
+
+def test_per_query_rows_join_back_to_features_and_group_by_segment() -> None:
+    # integer user ids, a categorical segment: the per-query table keeps the id dtype so that
+    # it merges with the feature table, and by= keeps the segment
+    frame = pd.DataFrame({
+        "user": [7, 7, 7, 9, 9, 9, 4, 4],
+        "item": ["a", "b", "c", "a", "b", "c", "a", "b"],
+        "pred": pd.array([0.9, 0.5, 0.1, 0.3, 0.2, 0.8, 0.6, 0.4], dtype="float32"),
+        "label": pd.array([1, 0, 1, 0, 1, None, 0, 0], dtype="Int64"),
+        "segment": pd.Categorical(["new", "new", "new", "old", "old", "old", "new", "new"]),
+    })  # fmt: skip
+    opts = {"query": "user", "doc": "item", "score": "pred"}
+    per = preval.evaluate(frame, ["AP", "Success@1"], by="segment", **opts).collect()
+    # user 7: ranked a(1) b(0) c(1): AP (1 + 2/3)/2 = 5/6, hit at 1; user 9: c (unjudged,
+    # non-relevant), a(0), b(1): AP 1/3, no hit at 1; user 4: no relevant: 0, 0
+    assert per.select("segment", "user").rows() == [("new", 4), ("new", 7), ("old", 9)]
+    assert per["AP"].to_list() == pytest.approx([0.0, 5 / 6, 1 / 3])
+    assert per["Success@1"].to_list() == [0.0, 1.0, 0.0]
+    features = pd.DataFrame({"user": [4, 7, 9], "age": [20, 30, 40]})
+    merged = per.to_pandas().merge(features, on="user")
+    assert merged.sort_values("user")["age"].tolist() == [20, 30, 40]
+    summary = preval.summarize(per, query="user").collect()
+    assert summary.rows() == [
+        ("new", 2, pytest.approx(5 / 12), 0.5),
+        ("old", 1, pytest.approx(1 / 3), 0.0),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# torchmetrics' retrieval metrics: a plain-Python transcription of its convention
+# --------------------------------------------------------------------------------------------
+
+
+class TorchRef:
+    """torchmetrics' functional retrieval metrics on one query (`preds`, binary `target`, or
+    graded for nDCG), transcribed from src/torchmetrics/functional/retrieval/*.py. Since 1.8
+    (PR #3160) precision, recall, AP and RR first zero the target of every prediction <= 0
+    (``torch.where(preds > 0, target, 0)``), but keep the document in the list; hit rate,
+    fall-out, R-precision, nDCG and AUROC read the target as given. The inputs here have no
+    tied predictions (torchmetrics orders ties by ``topk``/``argsort``, arbitrarily)."""
+
+    @staticmethod
+    def order(preds: list[float]) -> list[int]:
+        return sorted(range(len(preds)), key=lambda i: -preds[i])
+
+    @staticmethod
+    def positive(preds: list[float], target: list[int]) -> list[int]:
+        return [t if p > 0 else 0 for p, t in zip(preds, target, strict=True)]
+
+    @classmethod
+    def precision(cls, preds, target, top_k=None, adaptive_k=False) -> float:
+        n = len(preds)
+        if top_k is None or (adaptive_k and top_k > n):
+            top_k = n
+        if not sum(target):
+            return 0.0
+        kept = cls.positive(preds, target)
+        return sum(kept[i] for i in cls.order(preds)[:top_k]) / top_k
+
+    @classmethod
+    def recall(cls, preds, target, top_k=None) -> float:
+        top_k = top_k or len(preds)
+        if not sum(target):
+            return 0.0
+        kept = cls.positive(preds, target)
+        return sum(kept[i] for i in cls.order(preds)[:top_k]) / sum(target)
+
+    @classmethod
+    def average_precision(cls, preds, target, top_k=None) -> float:
+        top_k = top_k or len(preds)
+        kept = cls.positive(preds, target)
+        ranked = [kept[i] for i in cls.order(preds)[:top_k]]
+        positions = [k + 1 for k, t in enumerate(ranked) if t > 0]
+        if not positions:
+            return 0.0
+        return sum((j + 1) / pos for j, pos in enumerate(positions)) / len(positions)
+
+    @classmethod
+    def reciprocal_rank(cls, preds, target, top_k=None) -> float:
+        top_k = top_k or len(preds)
+        kept = cls.positive(preds, target)
+        ranked = [kept[i] for i in cls.order(preds)[:top_k]]
+        return next((1 / (k + 1) for k, t in enumerate(ranked) if t > 0), 0.0)
+
+    @classmethod
+    def hit_rate(cls, preds, target, top_k=None) -> float:
+        top_k = top_k or len(preds)
+        return float(sum(target[i] for i in cls.order(preds)[:top_k]) > 0)
+
+    @classmethod
+    def fall_out(cls, preds, target, top_k=None) -> float:
+        top_k = top_k or len(preds)
+        negative = [1 - t for t in target]
+        if not sum(negative):
+            return 0.0
+        return sum(negative[i] for i in cls.order(preds)[:top_k]) / sum(negative)
+
+    @classmethod
+    def r_precision(cls, preds, target) -> float:
+        r = sum(target)
+        return sum(target[i] for i in cls.order(preds)[:r]) / r if r else 0.0
+
+    @classmethod
+    def ndcg(cls, preds, target, top_k=None) -> float:
+        top_k = top_k or len(preds)
+
+        def dcg(gains: list[float]) -> float:
+            return sum(g / math.log2(k + 2) for k, g in enumerate(gains[:top_k]))
+
+        ideal = dcg(sorted(target, reverse=True))
+        return dcg([target[i] for i in cls.order(preds)]) / ideal if ideal else 0.0
+
+    @classmethod
+    def auroc(cls, preds, target) -> float:
+        # binary_auroc without ties: the share of (positive, negative) pairs ordered right
+        pos = [p for p, t in zip(preds, target, strict=True) if t]
+        neg = [p for p, t in zip(preds, target, strict=True) if not t]
+        if not pos or not neg:
+            return 0.0
+        return sum(p > q for p in pos for q in neg) / (len(pos) * len(neg))
+
+    @staticmethod
+    def module(metric, queries, action: str = "neg", empty=None) -> float:
+        """`RetrievalMetric.compute` (retrieval/base.py): per query the metric, or for a query
+        without a positive target (`empty`: without a negative one for fall-out) 1 ("pos"),
+        0 ("neg") or nothing ("skip"); the mean, 0.0 when nothing is left."""
+        empty = empty or (lambda target: not sum(target))
+        values = []
+        for preds, target in queries:
+            if empty(target):
+                if action == "error":
+                    msg = "query with no positive target"
+                    raise ValueError(msg)
+                values += {"pos": [1.0], "neg": [0.0], "skip": []}[action]
+            else:
+                values.append(metric(preds, target))
+        return sum(values) / len(values) if values else 0.0
+
+
+def test_torch_reference_on_torchmetrics_documented_examples() -> None:
+    # the reference reproduces torchmetrics' own docstring examples (the numbers printed
+    # there), so that the comparison below compares with torchmetrics, not with a guess
+    idx, preds, target = [0, 0, 0, 1, 1, 1, 1], [0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2], [
+        0, 0, 1, 0, 1, 0, 1]  # fmt: skip
+    queries = [
+        ([p for i, p in zip(idx, preds, strict=True) if i == q],
+         [t for i, t in zip(idx, target, strict=True) if i == q])
+        for q in (0, 1)
+    ]  # fmt: skip
+    ref = TorchRef
+    assert ref.module(ref.average_precision, queries) == pytest.approx(0.7917, abs=5e-5)
+    assert ref.module(ref.reciprocal_rank, queries) == pytest.approx(0.75)
+    assert ref.module(lambda p, t: ref.precision(p, t, 2), queries) == pytest.approx(0.5)
+    assert ref.module(lambda p, t: ref.recall(p, t, 2), queries) == pytest.approx(0.75)
+    assert ref.module(ref.r_precision, queries) == pytest.approx(0.75)
+    assert ref.module(ref.auroc, queries) == pytest.approx(0.75)
+    fall = ref.module(lambda p, t: ref.fall_out(p, t, 2), queries, "pos", lambda t: all(t))
+    assert fall == pytest.approx(0.5)
+    assert ref.average_precision([0.2, 0.3, 0.5], [1, 0, 1]) == pytest.approx(0.8333, abs=5e-5)
+    assert ref.ndcg([0.1, 0.2, 0.3, 4, 70], [10, 0, 0, 1, 5]) == pytest.approx(0.6957, abs=5e-5)
+    assert ref.precision([0.2, 0.3, 0.5], [1, 0, 1], top_k=2) == 0.5
+    # since 1.8 a prediction <= 0 is never a hit (tests/unittests/retrieval: all-zero preds)
+    assert ref.average_precision([0.0, 0.0, 0.0], [1, 0, 1]) == 0.0
+
+
+def _tm_frame(queries: list[tuple[list[float], list[int]]]) -> pl.DataFrame:
+    rows = [
+        (f"q{i:02d}", f"d{j:02d}", p, float(t))
+        for i, (preds, target) in enumerate(queries)
+        for j, (p, t) in enumerate(zip(preds, target, strict=True))
+    ]
+    schema = {"query": pl.String, "doc": pl.String, "score": pl.Float64, "label": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _with_action(values: list[float | None], empty: list[bool], action: str) -> float:
+    """torchmetrics' `empty_target_action`, applied to preval's per-query values as
+    docs/measures.md says: "neg" 0, "pos" 1, "skip" left out, for the queries that are empty
+    by the labels as given."""
+    kept = []
+    for v, e in zip(values, empty, strict=True):
+        if e:
+            kept += {"pos": [1.0], "neg": [0.0], "skip": []}[action]
+        else:
+            kept.append(v)
+    return sum(kept) / len(kept) if kept else 0.0
+
+
+def _queries():
+    from hypothesis import strategies as st
+
+    # distinct predictions in [-1, 1] (about a quarter <= 0), binary targets
+    one = st.integers(1, 7).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(-40, 120), min_size=n, max_size=n, unique=True).map(
+                lambda xs: [x / 120 for x in xs]
+            ),
+            st.lists(st.integers(0, 1), min_size=n, max_size=n),
+        )
+    )
+    return st.lists(one, min_size=1, max_size=6)
+
+
+def _check_torchmetrics(queries: list[tuple[list[float], list[int]]], k: int) -> None:
+    ref, frame = TorchRef, _tm_frame(queries)
+    # a prediction <= 0 is never a hit but stays in the list (docs/measures.md, torchmetrics)
+    not_retrieved = frame.with_columns(pl.when(pl.col("score") > 0).then(pl.col("score")))
+    zero_label = frame.with_columns(
+        pl.when(pl.col("score") > 0).then(pl.col("label")).otherwise(0.0).alias("label")
+    )
+    a = preval.evaluate(
+        not_retrieved,
+        [f"P@{k}", f"R@{k}", "SetR", "RR", f"RR@{k}", "AP(norm=hits)", f"AP(norm=hits)@{k}"],
+    ).collect()
+    b = preval.evaluate(zero_label, ["SetP", f"P(norm=min)@{k}"]).collect()
+    c = preval.evaluate(frame, [f"Success@{k}", f"FallOut@{k}", "Rprec"]).collect()
+    # torchmetrics averages tied gains in nDCG and takes one point per score in AUROC: the
+    # translation's tie rules (no ties here: any rule gives these numbers)
+    d = preval.evaluate(frame, ["nDCG", f"nDCG@{k}"], ties="expected").collect()
+    e = preval.evaluate(frame, ["AUC-ROC"], ties="threshold").collect()
+    got = a
+    for other in (b, c, d, e):
+        got = got.join(other, on="query")
+    got = got.sort("query")
+    no_pos = [not sum(t) for _, t in queries]
+    no_neg = [all(t) for _, t in queries]
+    cases = {
+        f"P@{k}": lambda p, t: ref.precision(p, t, k),
+        "SetP": ref.precision,
+        f"P(norm=min)@{k}": lambda p, t: ref.precision(p, t, k, adaptive_k=True),
+        f"R@{k}": lambda p, t: ref.recall(p, t, k),
+        "SetR": ref.recall,
+        "RR": ref.reciprocal_rank,
+        f"RR@{k}": lambda p, t: ref.reciprocal_rank(p, t, k),
+        "AP(norm=hits)": ref.average_precision,
+        f"AP(norm=hits)@{k}": lambda p, t: ref.average_precision(p, t, k),
+        f"Success@{k}": lambda p, t: ref.hit_rate(p, t, k),
+        "Rprec": ref.r_precision,
+        "nDCG": ref.ndcg,
+        f"nDCG@{k}": lambda p, t: ref.ndcg(p, t, k),
+    }
+    for action in ("neg", "pos", "skip"):
+        for column, metric in cases.items():
+            want = ref.module(metric, queries, action)
+            assert _with_action(got[column].to_list(), no_pos, action) == pytest.approx(
+                want, abs=1e-12
+            ), (column, action)
+        # fall-out's empty query has no negative; preval's value is null there
+        want = ref.module(lambda p, t: ref.fall_out(p, t, k), queries, action, all)
+        assert _with_action(got[f"FallOut@{k}"].to_list(), no_neg, action) == pytest.approx(
+            want, abs=1e-12
+        )
+    # RetrievalAUROC: a query of one class is 0 there, null here
+    auroc = [0.0 if v is None else v for v in got["AUC-ROC"].to_list()]
+    want = ref.module(ref.auroc, queries, "neg", lambda t: False)
+    assert sum(auroc) / len(auroc) == pytest.approx(want, abs=1e-12)
+
+
+def test_torchmetrics_retrieval_metrics_under_the_documented_translation() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from tests.profiles import examples
+
+    @settings(max_examples=examples(100))
+    @given(_queries(), st.integers(1, 5))
+    def check(queries, k):
+        _check_torchmetrics(queries, k)
+
+    check()
+
+
+def test_torchmetrics_predictions_at_or_below_zero_worked_example() -> None:
+    # preds 0.5, -0.1, 0.3, 0.0 with targets 1, 1, 0, 0: the second relevant document is
+    # predicted <= 0, so torchmetrics' RetrievalMAP sees one hit, at rank 1: AP = 1/1 = 1
+    # (preval's AP, divided by R = 2, is 0.5); RetrievalPrecision(top_k=5, adaptive_k=True)
+    # divides by min(5, 4 documents): 1/4; RetrievalRecall(top_k=3) = 1/2; RetrievalHitRate
+    # (top_k=4) reads the target as given: 1
+    preds, target = [0.5, -0.1, 0.3, 0.0], [1, 1, 0, 0]
+    assert TorchRef.average_precision(preds, target) == 1.0
+    assert TorchRef.precision(preds, target, 5, adaptive_k=True) == 0.25
+    assert TorchRef.recall(preds, target, 3) == 0.5
+    _check_torchmetrics([(preds, target), ([0.2, -0.3], [0, 1])], 3)
