@@ -581,3 +581,43 @@ def test_mllib_translation_on_many_queries() -> None:
         for name in [*names, "meanAveragePrecision"]:
             want = MllibRef.mean(name, rows, graded)
             assert got[preval.parse(name).name] == pytest.approx(want, abs=1e-12), name
+
+
+# --------------------------------------------------------------------------------------------
+# peers' metric names: refused with the translation, not a look-alike
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("request_", "translation"),
+    [
+        # 'top_k_accuracy@2' was answered "did you mean 'PairAccuracy@2'?", another measure
+        ("top_k_accuracy@2", "Success@k"),
+        ("top_k_accuracy_score", "Success@k"),
+        ("roc_auc", "AUC-ROC with ties='threshold'"),
+        ("roc_auc_score", "AUC-ROC with ties='threshold'"),
+        ("average_precision", "AP with ties='threshold'"),
+        ("average_precision_score", "AP with ties='threshold'"),
+        ("ndcg_score", "nDCG@k with ties='expected'"),
+        ("dcg_score", "DCG(base=b)@k with ties='expected'"),
+        ("label_ranking_average_precision_score", "AP with ties='threshold'"),
+        ("RetrievalMAP", "AP(norm=hits)@k"),
+        ("RetrievalMRR", "RR@k"),
+        ("RetrievalNormalizedDCG", "nDCG@k with ties='expected'"),
+        ("RetrievalPrecision", "P@k"),
+        ("RetrievalRecall", "R@k"),
+        ("RetrievalHitRate", "Success@k"),
+        ("RetrievalFallOut", "FallOut@k"),
+        ("RetrievalAUROC", "AUC-ROC with ties='threshold'"),
+        ("RetrievalRPrecision", "Rprec"),
+    ],
+)
+def test_peer_metric_names_are_translated(request_: str, translation: str) -> None:
+    with pytest.raises(preval.MeasureError) as info:
+        preval.parse(request_)
+    text = _one_line_error(info)
+    assert translation in text and "docs/measures.md" in text, text
+    assert "did you mean" not in text
+    # the translation it names is a request preval takes
+    named = translation.split(" with ")[0].replace("@k", "@5").replace("(base=b)", "")
+    preval.parse(named)
