@@ -23,7 +23,7 @@ from .errors import (
     InvalidValueError,
     MissingColumnError,
 )
-from .ranking import DOC, LABEL, PAD, SCORE, count
+from .ranking import DOC, LABEL, PAD, QUERY, SCORE, count
 
 CHECK_PREFIX = "_chk_"
 _EXAMPLE_DOC = f"{CHECK_PREFIX}doc"
@@ -173,6 +173,11 @@ def require_key(schema: pl.Schema, name: str, role: str, what: str) -> None:
             f"{what}: {role} column {name!r} has dtype {dtype}; ids must be strings or "
             "integers (rule: ids are compared exactly)"
         )
+        if dtype.is_float():  # pandas turns an integer column with a missing value to floats
+            msg += (
+                "; whole-number ids held as floats (pandas' integer column with a NaN) are "
+                "cast with .astype('Int64') in pandas, .cast(pl.Int64) in Polars"
+            )
         raise ColumnTypeError(msg)
 
 
@@ -356,7 +361,12 @@ def checker(
             bad = df.filter(pl.col(internal).is_null() & (pl.col(f"{CHECK_PREFIX}rows") > 0))
             if bad.height:
                 n = bad[f"{CHECK_PREFIX}rows"].sum()
-                msg = f"{what}: column {user!r} is null in {n} rows (rule: ids must not be null)"
+                rule = (
+                    "ids must not be null"
+                    if internal == QUERY or user == names.get("query")
+                    else "by keys must not be null; fill them (fill_null, fillna) or drop the rows"
+                )
+                msg = f"{what}: column {user!r} is null in {n} rows (rule: {rule})"
                 if _EXAMPLE_DOC in bad.columns:
                     row = bad.sort(list(keys), nulls_last=True).row(0, named=True)
                     others = [f"{u} {row[k]!r}" for k, u in keys.items() if k != internal]

@@ -621,3 +621,42 @@ def test_peer_metric_names_are_translated(request_: str, translation: str) -> No
     # the translation it names is a request preval takes
     named = translation.split(" with ")[0].replace("@k", "@5").replace("(base=b)", "")
     preval.parse(named)
+
+
+def test_a_null_segment_is_named_as_a_by_key() -> None:
+    # pandas' groupby drops a NaN key by default; preval refuses it, naming the by key (it
+    # said "ids must not be null", as for a query id)
+    frame = pd.DataFrame({"query": [1, 1, 2, 2], "doc": ["a", "b", "a", "b"],
+                          "score": [0.9, 0.5, 0.3, 0.8], "label": [1, 0, 1, 0],
+                          "segment": ["x", "x", None, None]})  # fmt: skip
+    with pytest.raises(preval.InvalidValueError) as info:
+        preval.evaluate(frame, ["AP"], by="segment").collect()
+    text = _one_line_error(info)
+    assert "column 'segment' is null in 2 rows" in text and "by keys must not be null" in text
+    assert "fill" in text
+    ids = pd.array([1, None, 2, 2], dtype="Int64")
+    with pytest.raises(preval.InvalidValueError, match=r"query.*ids must not be null"):
+        preval.evaluate(frame.assign(query=ids), ["AP"]).collect()
+
+
+def test_integer_ids_turned_float_by_pandas_name_the_cast() -> None:
+    # an integer id column with a missing value is float64 in pandas (after a merge, say)
+    frame = pd.DataFrame({"query": [1, 1, None], "doc": ["a", "b", "a"],
+                          "score": [0.9, 0.5, 0.3], "label": [1, 0, 1]})  # fmt: skip
+    with pytest.raises(preval.ColumnTypeError) as info:
+        preval.evaluate(frame, ["AP"])
+    text = _one_line_error(info)
+    assert "query column 'query' has dtype Float64" in text and ".astype('Int64')" in text
+
+
+def test_soft_labels_need_a_relevance_level() -> None:
+    # docs/semantics.md (Relevance): labels in (0, 1) are below the default level 1
+    frame = pd.DataFrame({"query": [1, 1, 1], "doc": ["a", "b", "c"], "score": [0.9, 0.5, 0.1],
+                          "label": [0.9, 0.1, 0.7]})  # fmt: skip
+    got = preval.evaluate(frame, ["AP", "NumRel", "nDCG"]).collect().row(0)
+    # nDCG reads gains: DCG = 0.9 + 0.1/log2(3) + 0.7/2, ideal 0.9 + 0.7/log2(3) + 0.1/2
+    ndcg = (0.9 + 0.1 / math.log2(3) + 0.35) / (0.9 + 0.7 / math.log2(3) + 0.05)
+    assert got == (1, 0.0, 0, pytest.approx(ndcg))
+    # at level 0.5, a and c are relevant, ranked 1 and 3: AP = (1/1 + 2/3) / 2
+    got = preval.evaluate(frame, ["AP", "NumRel"], relevance_level=0.5).collect().row(0)
+    assert got == (1, pytest.approx(5 / 6), 2)
