@@ -660,3 +660,17 @@ def test_soft_labels_need_a_relevance_level() -> None:
     # at level 0.5, a and c are relevant, ranked 1 and 3: AP = (1/1 + 2/3) / 2
     got = preval.evaluate(frame, ["AP", "NumRel"], relevance_level=0.5).collect().row(0)
     assert got == (1, pytest.approx(5 / 6), 2)
+
+
+def test_pandas_nan_that_pandas_keeps_apart_from_missing_is_refused() -> None:
+    # docs/semantics.md (Input shapes): numpy float64's NaN is pandas' missing value (null
+    # here); a nullable Float64 column's 0/0 is a NaN that isna() calls present: refused
+    plain = pd.DataFrame({"query": [1, 1], "doc": ["a", "b"], "score": [0.5, float("nan")],
+                          "label": [1, 1]})  # fmt: skip
+    # b is not retrieved: AP = (1/1) / 2
+    assert preval.evaluate(plain, ["AP"]).collect().row(0) == (1, 0.5)
+    masked = plain.assign(score=pd.array([0.5, 0.0], dtype="Float64") / pd.array(
+        [1.0, 0.0], dtype="Float64"))  # fmt: skip
+    assert not masked["score"].isna().any()
+    with pytest.raises(preval.InvalidValueError, match="column 'score' is NaN in 1 rows"):
+        preval.evaluate(masked, ["AP"]).collect()
