@@ -113,7 +113,7 @@ OPTIONS: dict[str, Option] = {
                "row order), optimistic / pessimistic (relevant first / last), threshold (tied "
                "scores form one operating point, as scikit-learn's and Spark's curves), "
                "expected (the expected value over every order of the tied documents)",
-               EVALUATE, choices=(*TIES, EXPECTED)),
+               EVALUATE | CURVE, choices=(*TIES, EXPECTED)),
         Option("queries", "semantics", "str", "judged",
                "judged: every judged query counts, 0 where nothing was retrieved (trec_eval "
                "-c); retrieved: judged queries with a result (trec_eval's default)",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -674,3 +675,64 @@ def test_pandas_nan_that_pandas_keeps_apart_from_missing_is_refused() -> None:
     assert not masked["score"].isna().any()
     with pytest.raises(preval.InvalidValueError, match="column 'score' is NaN in 1 rows"):
         preval.evaluate(masked, ["AP"]).collect()
+
+
+# --------------------------------------------------------------------------------------------
+# curves on tied scores: scikit-learn's roc_curve and precision_recall_curve
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_threshold_curves_equal_scikit_learn_on_tied_scores(seed: int) -> None:
+    np = pytest.importorskip("numpy")
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(seed)
+    n = 60
+    scores = rng.integers(0, 7, n) / 6  # many ties
+    labels = (rng.random(n) < 0.4).astype(int)
+    labels[:2] = [0, 1]  # both classes
+    frame = pl.DataFrame({"score": scores, "label": labels,
+                          "doc": [f"d{i:02d}" for i in range(n)]})  # fmt: skip
+    roc = preval.curve(frame, "roc", query=None, ties="threshold").collect()
+    fpr, tpr, thresholds = metrics.roc_curve(labels, scores, drop_intermediate=False)
+    np.testing.assert_allclose(roc["fpr"], fpr)
+    np.testing.assert_allclose(roc["tpr"], tpr)
+    assert roc["score"].to_list()[1:] == pytest.approx(list(thresholds[1:]))
+    # scikit-learn lists PR points from low to high thresholds, then (recall 0, precision 1)
+    pr = preval.curve(frame, "pr", query=None, ties="threshold").collect()
+    precision, recall, _ = metrics.precision_recall_curve(labels, scores)
+    np.testing.assert_allclose(pr["recall"], recall[::-1][1:])
+    np.testing.assert_allclose(pr["precision"], precision[::-1][1:])
+    # the curve's area is the measure's, which is roc_auc_score's
+    area = preval.evaluate(frame.with_columns(query=pl.lit("q")), ["AUC-ROC"], ties="threshold")
+    assert area.collect()["AUC-ROC"][0] == pytest.approx(metrics.roc_auc_score(labels, scores))
+    # per query too, and any input order gives the same points
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+    again = preval.curve(shuffled, "roc", query=None, ties="threshold").collect()
+    np.testing.assert_allclose(again["fpr"], fpr)
+
+
+def test_curves_refuse_expected_ties() -> None:
+    frame = pl.DataFrame({"query": ["q", "q"], "score": [1.0, 1.0], "label": [1, 0]})
+    with pytest.raises(preval.InputError) as info:
+        preval.curve(frame, "roc", ties="expected")
+    text = _one_line_error(info)
+    assert "expected" in text and "threshold" in text
+
+
+def test_plot_lines_under_threshold_ties() -> None:
+    from preval.plot import lines
+
+    table = pl.read_parquet(Path(__file__).resolve().parents[1] / "fixtures" / "example.parquet")
+    # the mean ROC curve of each system, from per-query threshold curves; its legend's area is
+    # the mean threshold AUC-ROC (scikit-learn's roc_auc_score per query)
+    roc = lines(table, "roc", by="system", ties="threshold")
+    per = preval.evaluate(table, ["AUC-ROC"], by="system", ties="threshold")
+    means = preval.summarize(per).collect()
+    for line, want in zip(roc.lines, means["AUC-ROC"].to_list(), strict=True):
+        assert f"{want:.3f}" in line.label
+    with pytest.raises(preval.InputError) as info:
+        lines(table, "pr", by="system", ties="threshold")
+    assert "pool" in _one_line_error(info)
+    pooled = lines(table, "pr", by="system", ties="threshold", pool=True)
+    assert len(pooled.lines) == 3
