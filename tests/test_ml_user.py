@@ -611,6 +611,9 @@ def test_mllib_translation_on_many_queries() -> None:
         ("RetrievalFallOut", "FallOut@k"),
         ("RetrievalAUROC", "AUC-ROC with ties='threshold'"),
         ("RetrievalRPrecision", "Rprec"),
+        # "HR@10" was answered "did you mean 'R@10'?"
+        ("HR@10", "Success@k"),
+        ("hit_ratio@10", "Success@k"),
     ],
 )
 def test_peer_metric_names_are_translated(request_: str, translation: str) -> None:

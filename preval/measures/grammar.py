@@ -217,6 +217,12 @@ _PEER_NAMES = {
     "retrievalfallout": "torchmetrics' RetrievalFallOut(top_k=k) is FallOut@k",
     "retrievalauroc": f"torchmetrics' RetrievalAUROC is AUC-ROC {_SK_TIES}",
     "retrievalrprecision": "torchmetrics' RetrievalRPrecision is Rprec",
+    # recommender papers' hit ratio: 1 when a held-out item is in the top k (He et al. 2017,
+    # NCF, one held-out item per user), but some divide the hits by the held-out items
+    **dict.fromkeys(("hr", "hit_ratio", "hitratio"), (
+        "a recommender's HR@k (hit ratio) is Success@k, 1 when a relevant item is in the top "
+        "k (NCF's HR with one held-out item; RecBole's hit); hits divided by the held-out "
+        "items is R@k")),
 }  # fmt: skip
 
 
