@@ -739,3 +739,29 @@ def test_plot_lines_under_threshold_ties() -> None:
     assert "pool" in _one_line_error(info)
     pooled = lines(table, "pr", by="system", ties="threshold", pool=True)
     assert len(pooled.lines) == 3
+
+
+def test_scikit_learn_ndcg_compares_doubles() -> None:
+    # ties="expected" finds ties as trec_eval 9 does, in 32-bit floats: two float64 scores 1e-9
+    # apart tie there, not in scikit-learn (doubles), where b ranks first: nDCG 1. Tied, the
+    # two share the mean gain 1/2: DCG = 1/2 + 1/2 / log2(3). trec_version=10 compares doubles
+    metrics = pytest.importorskip("sklearn.metrics")
+    np = pytest.importorskip("numpy")
+    frame = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "score": [0.1, 0.1 + 1e-9],
+                          "label": [0, 1]})  # fmt: skip
+    tied = preval.evaluate(frame, ["nDCG"], ties="expected").collect()["nDCG"][0]
+    assert tied == pytest.approx(0.5 + 0.5 / math.log2(3))
+    doubles = preval.evaluate(frame, ["nDCG"], ties="expected", trec_version=10).collect()
+    assert doubles["nDCG"][0] == metrics.ndcg_score([[0, 1]], [[0.1, 0.1 + 1e-9]]) == 1.0
+    # on many queries of float64 scores, some equal and some 1e-10 apart
+    rng = np.random.default_rng(2)
+    n, per = 40, 8
+    base = rng.integers(0, 4, (n, per)) / 4
+    scores = base + rng.integers(0, 2, (n, per)) * 1e-10
+    labels = rng.integers(0, 3, (n, per))
+    rows = [(f"q{i:02d}", f"d{j}", scores[i, j], float(labels[i, j]))
+            for i in range(n) for j in range(per)]  # fmt: skip
+    table = pl.DataFrame(rows, schema=["query", "doc", "score", "label"], orient="row")
+    got = preval.evaluate(table, ["nDCG@5"], ties="expected", trec_version=10).collect()
+    want = [metrics.ndcg_score([labels[i]], [scores[i]], k=5) for i in range(n)]
+    assert got.sort("query")["nDCG@5"].to_list() == pytest.approx(want, abs=1e-12)
