@@ -765,3 +765,21 @@ def test_scikit_learn_ndcg_compares_doubles() -> None:
     got = preval.evaluate(table, ["nDCG@5"], ties="expected", trec_version=10).collect()
     want = [metrics.ndcg_score([labels[i]], [scores[i]], k=5) for i in range(n)]
     assert got.sort("query")["nDCG@5"].to_list() == pytest.approx(want, abs=1e-12)
+
+
+def test_scikit_learn_top_k_accuracy_compares_doubles() -> None:
+    # top_k_accuracy_score: one query per sample, one doc per class; its ties put the highest
+    # class first (doc ids descending, ties="trec"), its scores are doubles (trec_version=10)
+    metrics = pytest.importorskip("sklearn.metrics")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    n, c = 200, 5
+    scores = rng.integers(0, 3, (n, c)) / 2 + rng.integers(0, 2, (n, c)) * 1e-10
+    y = rng.integers(0, c, n)
+    rows = [(f"s{i:04d}", f"d{j:03d}", scores[i, j], float(y[i] == j))
+            for i in range(n) for j in range(c)]  # fmt: skip
+    table = pl.DataFrame(rows, schema=["query", "doc", "score", "label"], orient="row")
+    for k in (1, 2, 3):
+        per = preval.evaluate(table, [f"Success@{k}"], ties="trec", trec_version=10)
+        got = preval.summarize(per).collect()[f"Success@{k}"][0]
+        assert got == pytest.approx(metrics.top_k_accuracy_score(y, scores, k=k, labels=range(c)))
