@@ -614,6 +614,11 @@ def test_mllib_translation_on_many_queries() -> None:
         # "HR@10" was answered "did you mean 'R@10'?"
         ("HR@10", "Success@k"),
         ("hit_ratio@10", "Success@k"),
+        # Spark ML's RankingEvaluator(metricName=..., k=...): k defaults to 10 there
+        ("ndcgAtK@10", "nDCG(dcg=exp-log2)@k"),
+        ("precisionAtK", "P@k"),
+        ("recallAtK@5", "R@k"),
+        ("meanAveragePrecisionAtK@5", "AP(norm=min)@k"),
     ],
 )
 def test_peer_metric_names_are_translated(request_: str, translation: str) -> None:

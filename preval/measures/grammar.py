@@ -217,6 +217,14 @@ _PEER_NAMES = {
     "retrievalfallout": "torchmetrics' RetrievalFallOut(top_k=k) is FallOut@k",
     "retrievalauroc": f"torchmetrics' RetrievalAUROC is AUC-ROC {_SK_TIES}",
     "retrievalrprecision": "torchmetrics' RetrievalRPrecision is Rprec",
+    # Spark ML's RankingEvaluator metric names: their k is a separate parameter (default 10)
+    "precisionatk": "Spark ML's RankingEvaluator precisionAtK with k is precisionAt(k), P@k",
+    "recallatk": "Spark ML's RankingEvaluator recallAtK with k is recallAt(k), R@k",
+    "ndcgatk": (
+        "Spark ML's RankingEvaluator ndcgAtK with k is ndcgAt(k), nDCG(dcg=exp-log2)@k"),
+    "meanaverageprecisionatk": (
+        "Spark ML's RankingEvaluator meanAveragePrecisionAtK with k is "
+        "meanAveragePrecisionAt(k), AP(norm=min)@k"),
     # recommender papers' hit ratio: 1 when a held-out item is in the top k (He et al. 2017,
     # NCF, one held-out item per user), but some divide the hits by the held-out items
     **dict.fromkeys(("hr", "hit_ratio", "hitratio"), (
