@@ -327,10 +327,38 @@ def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFram
     if frame is not None:
         return frame
     if isinstance(source, (str, Path)):
-        return source
+        parts = _parquet_parts(Path(source))
+        return parts if parts is not None else source
     kind = f"{type(source).__module__}.{type(source).__qualname__}"
     msg = f"{what}: cannot read an object of type {kind} (expected {ACCEPTED})"
     raise InputError(msg)
+
+
+def _parquet_parts(path: Path) -> pl.LazyFrame | None:
+    """A directory of Parquet files (a table as Spark, Hive or Polars' partitioned sink write
+    it: part files, hive partitions ``key=value/``, ``_SUCCESS`` and hidden ``.crc`` files) as
+    one lazy table, its partition keys as columns; None for anything else. Read as a frame, not
+    a path: the engines' facts about a Parquet file (its size, row groups) are a file's."""
+    suffix = _parquet_directory(path)
+    if suffix is None:
+        return None
+    # (a glob: Polars refuses a directory that also holds .crc or other files)
+    return pl.scan_parquet(str(path / "**" / f"*{suffix}"), hive_partitioning=True)
+
+
+def _parquet_directory(path: Path) -> str | None:
+    """The suffix of the Parquet parts when `path` is a directory of them (every file that is
+    neither hidden nor ``_``-named, at any depth, is one, and there is one), else None."""
+    if not path.is_dir():
+        return None
+    suffixes = {
+        p.suffix
+        for p in path.rglob("*")
+        if p.is_file() and not any(n.startswith((".", "_")) for n in p.relative_to(path).parts)
+    }
+    if len(suffixes) != 1 or next(iter(suffixes)).lower() not in _PARQUET:
+        return None
+    return next(iter(suffixes))
 
 
 def as_polars(obj: object, what: str = "input") -> pl.DataFrame | pl.LazyFrame | None:
@@ -1182,8 +1210,13 @@ class RunFiles(tuple):
 
 
 def _files(paths: str | Path | list[str | Path]) -> list[Path]:
-    """One path or a list of them, as a list of paths."""
-    return [readable(p, "run") for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    """One path or a list of them, as a list of paths (a directory is refused by name)."""
+    listed = [paths] if isinstance(paths, (str, Path)) else paths
+    for p in listed:
+        if Path(p).is_dir():
+            msg = f"run {p}: is a directory, not a file"
+            raise InputError(msg)
+    return [readable(p, "run") for p in listed]
 
 
 def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
@@ -1240,6 +1273,8 @@ def is_trec(source: object, input_format: str, kind: str = "run") -> bool:
         return False
     if input_format != "auto":
         return input_format == "trec"
+    if _parquet_directory(Path(source)) is not None:  # a table as Spark writes one
+        return False
     return table_suffix(source) not in TABLE_SUFFIXES
 
 

@@ -788,3 +788,45 @@ def test_scikit_learn_top_k_accuracy_compares_doubles() -> None:
         per = preval.evaluate(table, [f"Success@{k}"], ties="trec", trec_version=10)
         got = preval.summarize(per).collect()[f"Success@{k}"][0]
         assert got == pytest.approx(metrics.top_k_accuracy_score(y, scores, k=k, labels=range(c)))
+
+
+# --------------------------------------------------------------------------------------------
+# a Parquet table as Spark writes it: a directory of parts
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_directory_of_parquet_parts_is_one_table(tmp_path: Path, capsys) -> None:
+    from preval.cli import main
+
+    # Spark's layout: part files, _SUCCESS, hidden .crc files, hive partitions (segment=x/)
+    table = tmp_path / "predictions.parquet"
+    rows = {
+        "x": {"query": ["1", "1"], "doc": ["a", "b"], "score": [1.0, 0.5], "label": [1, 0]},
+        "y": {"query": ["2", "2"], "doc": ["a", "b"], "score": [1.0, 0.5], "label": [0, 1]},
+    }
+    for segment, part in rows.items():
+        folder = table / f"segment={segment}"
+        folder.mkdir(parents=True)
+        pl.DataFrame(part).write_parquet(folder / "part-00000.snappy.parquet")
+        (folder / ".part-00000.snappy.parquet.crc").write_bytes(b"crc")
+    (table / "_SUCCESS").write_bytes(b"")
+    # AP: query 1 ranks its relevant document first (1), query 2 second (1/2)
+    got = preval.evaluate(table, ["AP"], by="segment").collect()
+    assert got.rows() == [("x", "1", 1.0), ("y", "2", 0.5)]
+    assert main(["evaluate", str(table), "-m", "AP", "--format", "csv", "-q"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["NumQ,AP", "2,0.75"]
+    # without the .parquet suffix too (it is no TREC run file)
+    renamed = table.rename(tmp_path / "predictions")
+    assert preval.evaluate(renamed, ["AP"], by="segment").collect().rows() == got.rows()
+    # a directory that is not one table is refused in one line (an empty one raised
+    # IsADirectoryError: read as a TREC run file)
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    pl.DataFrame(rows["x"]).write_parquet(mixed / "a.parquet")
+    pl.DataFrame(rows["y"]).write_csv(mixed / "b.csv")
+    for folder in (empty, mixed):
+        with pytest.raises(preval.InputError) as info:
+            preval.evaluate(folder, ["AP"])
+        assert "is a directory" in _one_line_error(info)
