@@ -387,9 +387,20 @@ def as_polars(obj: object, what: str = "input") -> pl.DataFrame | pl.LazyFrame |
     if pandas is not None and isinstance(obj, pandas.DataFrame):
         return _from_pandas(obj, pandas, what)
     pyarrow = sys.modules.get("pyarrow")
-    if pyarrow is not None and isinstance(
-        obj, (pyarrow.Table, pyarrow.RecordBatch, pyarrow.RecordBatchReader)
-    ):
+    if pyarrow is not None and isinstance(obj, pyarrow.RecordBatchReader):
+        # read whole, as a Table: Polars' own reading of a reader that gives no batch (an empty
+        # one, or one read before) raises pyarrow's "Must pass schema" instead of a frame
+        table = obj.read_all()
+        if table.num_rows == 0:
+            import warnings  # (only for an empty stream)
+
+            msg = (
+                f"{what}: the pyarrow RecordBatchReader gave no rows (a reader is read once: "
+                "one read before gives none; pass a Table to read it again)"
+            )
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        return pl.from_arrow(table)
+    if pyarrow is not None and isinstance(obj, (pyarrow.Table, pyarrow.RecordBatch)):
         return pl.from_arrow(obj)
     if hasattr(obj, "__arrow_c_stream__"):
         return pl.DataFrame(obj)

@@ -830,3 +830,20 @@ def test_a_directory_of_parquet_parts_is_one_table(tmp_path: Path, capsys) -> No
         with pytest.raises(preval.InputError) as info:
             preval.evaluate(folder, ["AP"])
         assert "is a directory" in _one_line_error(info)
+
+
+def test_a_stream_read_twice_says_so() -> None:
+    pa = pytest.importorskip("pyarrow")
+    reader = pa.table({"query": ["1", "1"], "doc": ["a", "b"], "score": [1.0, 0.5],
+                       "label": [1, 0]}).to_reader()  # fmt: skip
+    assert preval.evaluate(reader, ["AP"]).collect().rows() == [("1", 1.0)]
+    # the second call found the reader exhausted: pyarrow's "Must pass schema, or at least
+    # one RecordBatch" ValueError came through; now the empty input and a warning that says
+    # why it may be empty
+    with pytest.warns(UserWarning, match="read once"):
+        again = preval.evaluate(reader, ["AP"]).collect()
+    assert again.height == 0 and again.columns == ["query", "AP"]
+    # a reader with no batch at all is the empty input (it raised the same ValueError)
+    empty = pa.RecordBatchReader.from_batches(reader.schema, [])
+    with pytest.warns(UserWarning, match="gave no rows"):
+        assert preval.evaluate(empty, ["AP"]).collect().height == 0
