@@ -44,7 +44,7 @@ def read(
               **{f"by ({b})": b for b in by}, **{f"count ({c})": c for c in counts},
               **({"label": label} if needs_label else {})}  # fmt: skip
     validate.require_columns(
-        schema, needed, what, optional={"doc": doc}, index=io.pandas_index(data)
+        schema, needed, what, optional={"doc": doc}, unread=io.pandas_unread(data)
     )
     validate.require_numeric(schema, score, "score", what)
     if needs_label:

@@ -373,10 +373,10 @@ def as_polars(obj: object, what: str = "input") -> pl.DataFrame | pl.LazyFrame |
     DuckDB refuses ("connection is busy"); a query too large for memory belongs in a Parquet
     file (``COPY ... TO 'run.parquet'``), which preval reads in pieces.
 
-    A pandas frame Polars cannot convert (a column name given twice, a sparse column, an object
-    column of mixed types) is an `InputError` naming the column (`what` names the source); the
-    names of its index levels, which are not read, are kept for the missing-column message
-    (`pandas_index`).
+    A pandas frame's columns that Polars cannot convert (a sparse column, an object column of
+    mixed types) and its index levels are left out, each name kept with why for the
+    missing-column message (`pandas_unread`); a column name given twice is an `InputError`
+    (`what` names the source).
     """
     if isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
         return obj
@@ -407,55 +407,68 @@ def as_polars(obj: object, what: str = "input") -> pl.DataFrame | pl.LazyFrame |
     return None
 
 
-# the attribute of a frame converted from pandas that holds the names of its index levels
-_PANDAS_INDEX = "_preval_pandas_index"
+# the attribute of a frame converted from pandas that says why some of its names are no columns
+_PANDAS_UNREAD = "_preval_pandas_unread"
 
 
 def _from_pandas(frame: Any, pandas: Any, what: str) -> pl.DataFrame:
-    """`pl.from_pandas(frame)`, or an `InputError` naming the column it cannot convert."""
-    try:
-        converted = pl.from_pandas(frame)
-    except (ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid / ArrowTypeError too
-        raise InputError(_pandas_refusal(frame, pandas, what, exc)) from exc
-    columns = {str(c) for c in frame.columns}
-    index = tuple(str(n) for n in frame.index.names if n is not None and str(n) not in columns)
-    if index:  # (a plain attribute: only this object, from `normalise` to `inputs.read`)
-        setattr(converted, _PANDAS_INDEX, index)
-    return converted
-
-
-def _pandas_refusal(frame: Any, pandas: Any, what: str, exc: BaseException) -> str:
-    """Why Polars could not convert a pandas `frame`, naming the column and the cure."""
+    """`pl.from_pandas(frame)`; a column it cannot convert (an object column of mixed types, a
+    sparse one) is left out, and so are the index levels: why, by name, is kept for the
+    missing-column message (`pandas_unread`), since an evaluation reads only its own columns.
+    A column name given twice is an `InputError` (which one is meant, preval cannot tell)."""
     names = [str(c) for c in frame.columns]
     twice = next((c for c in names if names.count(c) > 1), None)
     if twice is not None:
-        return (
+        msg = (
             f"{what}: the pandas DataFrame has a column named {twice!r} twice (rule: column "
             "names are unique; drop or rename one)"
         )
-    for i, name in enumerate(names):
-        column = frame.iloc[:, i]
-        if isinstance(column.dtype, pandas.SparseDtype):
-            return (
-                f"{what}: pandas column {name!r} is sparse, which Polars does not read (rule: "
-                f"dense columns; densify it with frame[{name!r}].sparse.to_dense())"
-            )
-        if column.dtype == object:
-            kinds = sorted({type(v).__name__ for v in column.dropna()})
-            if len(kinds) > 1 and not set(kinds) <= {"int", "float", "bool"}:
-                return (
-                    f"{what}: pandas column {name!r} mixes values of types {', '.join(kinds)}, "
-                    "which one Arrow column cannot hold (rule: a column holds one type; cast "
-                    f"it, e.g. frame[{name!r}].astype(str) for ids)"
-                )
+        raise InputError(msg)
+    unread = {
+        str(n): "a level of the pandas DataFrame's index, which preval does not read: call "
+        ".reset_index() first"
+        for n in frame.index.names
+        if n is not None and str(n) not in names
+    }
+    try:
+        converted = pl.from_pandas(frame)
+    except (ValueError, TypeError):  # pyarrow's ArrowInvalid / ArrowTypeError too
+        # one column at a time (only on this path): the others are read, these named
+        kept = []
+        for i, name in enumerate(names):
+            column = frame.iloc[:, [i]]
+            try:
+                kept.append(pl.from_pandas(column))
+            except (ValueError, TypeError) as exc:
+                unread[name] = _unconvertible(column.iloc[:, 0], pandas, exc)
+        converted = pl.concat(kept, how="horizontal") if kept else pl.DataFrame()
+    if unread:  # (a plain attribute: only this object, from `normalise` to `inputs.read`)
+        setattr(converted, _PANDAS_UNREAD, unread)
+    return converted
+
+
+def _unconvertible(column: Any, pandas: Any, exc: BaseException) -> str:
+    """Why Polars could not convert a pandas `column`, and the cure."""
+    name = str(column.name)
+    if isinstance(column.dtype, pandas.SparseDtype):
+        return (
+            f"pandas column {name!r} is sparse, which Polars does not read (densify it with "
+            f"frame[{name!r}].sparse.to_dense())"
+        )
+    kinds = sorted({type(v).__name__ for v in column.dropna()}) if column.dtype == object else []
+    if len(kinds) > 1:
+        return (
+            f"pandas column {name!r} mixes values of types {', '.join(kinds)}, which one Arrow "
+            f"column cannot hold (cast it, e.g. frame[{name!r}].astype(str) for ids)"
+        )
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return f"{what}: the pandas DataFrame cannot be converted to Arrow ({reason})"
+    return f"pandas column {name!r} cannot be converted to Arrow ({reason})"
 
 
-def pandas_index(frame: object) -> tuple[str, ...]:
-    """The names of the index levels of the pandas frame `frame` was converted from by
-    `as_polars` (not read: the missing-column message names them), else ()."""
-    return getattr(frame, _PANDAS_INDEX, ())
+def pandas_unread(frame: object) -> dict[str, str]:
+    """The names of a pandas frame that `as_polars` converted to `frame` but not as columns
+    (index levels, columns Arrow cannot hold), each with why; else {}."""
+    return getattr(frame, _PANDAS_UNREAD, {})
 
 
 def _check_parquet(path: Path, what: str) -> None:

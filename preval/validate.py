@@ -10,7 +10,7 @@ plan runs. Nothing is collected here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,29 +34,30 @@ def require_columns(
     columns: dict[str, str],
     what: str,
     optional: dict[str, str] | None = None,
-    index: Sequence[str] = (),
+    unread: Mapping[str, str] | None = None,
 ) -> None:
     """Raise `MissingColumnError` naming every role whose column is absent, and which present
     column each may be (`column_hints`): ``query='qid' (--query qid)``; or, when it is one of
-    `index` (the levels of a pandas index, `io.pandas_index`), that the index is not read.
+    `unread` (names of a pandas frame that are no columns, with why: `io.pandas_unread`), why.
 
     `columns`: role -> column (a role is ``query``, ``doc``, ``score``, ``label``,
     ``subtopic``, ``by (name)`` or ``count (name)``); `optional`: roles whose column may be
     absent (a joined table's doc), hinted at only when a required one is missing.
     """
+    unread = unread or {}
     absent = {role: name for role, name in columns.items() if name not in schema}
+    # an optional column that is there but unreadable: without it the rules would change
+    # silently (a joined table without doc ids breaks ties by input order)
+    absent |= {role: name for role, name in (optional or {}).items()
+               if name not in schema and name in unread}  # fmt: skip
     if not absent:
         return
     missing = [f"{role} column {name!r}" for role, name in absent.items()]
     have = ", ".join(schema.names()) or "none"
     msg = f"{what}: missing {', '.join(missing)} (columns present: {have})"
-    indexed = [name for name in absent.values() if name in index]
-    if indexed:
-        held = ", ".join(map(repr, indexed))
-        msg += (
-            f"; {held} {'is a level' if len(indexed) == 1 else 'are levels'} of the pandas "
-            "DataFrame's index, which preval does not read: call .reset_index() first"
-        )
+    why = [f"{name!r} is {unread[name]}" for name in absent.values() if name in unread]
+    if why:
+        msg += f"; {'; '.join(why)}"
         raise MissingColumnError(msg)
     other = [c for c in ";\t|" if len(schema) == 1 and c in schema.names()[0]]
     if other:  # a header of one column that holds another separator
