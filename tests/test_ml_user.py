@@ -868,3 +868,33 @@ def test_a_stream_read_twice_says_so() -> None:
     empty = pa.RecordBatchReader.from_batches(reader.schema, [])
     with pytest.warns(UserWarning, match="gave no rows"):
         assert preval.evaluate(empty, ["AP"]).collect().height == 0
+
+
+def _tm_tie_average_ndcg(preds: list[float], target: list[float], top_k: int) -> float:
+    """torchmetrics' retrieval_normalized_dcg with tied predictions (_tie_average_dcg): each
+    group of equal predictions (descending) gets its mean gain times the sum of the discounts
+    of its positions, discounts past top_k being 0; the ideal sorts the targets."""
+    n = len(preds)
+    discount = [1 / math.log2(i + 2) if i < top_k else 0.0 for i in range(n)]
+    dcg, start = 0.0, 0
+    for value in sorted(set(preds), reverse=True):
+        gains = [t for p, t in zip(preds, target, strict=True) if p == value]
+        dcg += sum(gains) / len(gains) * sum(discount[start : start + len(gains)])
+        start += len(gains)
+    ideal = sum(d * g for d, g in zip(discount, sorted(target, reverse=True), strict=True))
+    return dcg / ideal if ideal else 0.0
+
+
+def test_torchmetrics_ndcg_on_tied_predictions() -> None:
+    # RetrievalNormalizedDCG(top_k=k) on ties that straddle the cutoff: ties="expected"
+    rng = random.Random(5)
+    queries = []
+    for _ in range(40):
+        n = rng.randint(1, 9)
+        queries.append(([rng.randint(0, 3) / 4 for _ in range(n)],
+                        [float(rng.randint(0, 3)) for _ in range(n)]))  # fmt: skip
+    frame = _tm_frame(queries)
+    for k in (1, 2, 3, 5):
+        got = preval.evaluate(frame, [f"nDCG@{k}"], ties="expected").collect().sort("query")
+        want = [_tm_tie_average_ndcg(p, t, k) for p, t in queries]
+        assert got[f"nDCG@{k}"].to_list() == pytest.approx(want, abs=1e-12), k
