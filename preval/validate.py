@@ -78,7 +78,17 @@ def require_columns(
         also = [hint for role, hint in hints.items() if role in extra]
         if also:
             msg += f"; and the {'/'.join(extra)} ids: {', '.join(also)}"
+    ranks = [c for c in schema.names() if _norm(c) in _RANKS and c not in taken]
+    if "score" in absent and "score" not in hints and ranks:
+        # a recommender's output often ranks (1 = best): read as a score it ranks backwards
+        msg += (
+            f"; {ranks[0]!r} looks like a rank, and scores rank higher first: give -rank "
+            f"as the score (df.assign(score=-df[{ranks[0]!r}]), pl.col({ranks[0]!r}).neg())"
+        )
     raise MissingColumnError(msg)
+
+
+_RANKS = ("rank", "ranking", "position", "pos", "rank_position")
 
 
 # Names that a column of each role often has (compared with case, spaces and dashes ignored)

@@ -898,3 +898,18 @@ def test_torchmetrics_ndcg_on_tied_predictions() -> None:
         got = preval.evaluate(frame, [f"nDCG@{k}"], ties="expected").collect().sort("query")
         want = [_tm_tie_average_ndcg(p, t, k) for p, t in queries]
         assert got[f"nDCG@{k}"].to_list() == pytest.approx(want, abs=1e-12), k
+
+
+def test_a_rank_column_is_not_a_score() -> None:
+    # recommender output often holds a rank (1 = best), not a score; scores rank descending
+    frame = pd.DataFrame({"query": [1, 1, 1], "doc": ["a", "b", "c"], "rank": [1, 2, 3],
+                          "label": [1, 0, 0]})  # fmt: skip
+    with pytest.raises(preval.MissingColumnError) as info:
+        preval.evaluate(frame, ["RR"])
+    text = _one_line_error(info)
+    assert "'rank'" in text and "higher first" in text and "-rank" in text
+    # as the docs say: the score is -rank. a ranked first: RR 1 (score='rank' would give 1/3)
+    got = preval.evaluate(frame.assign(score=-frame["rank"]), ["RR"]).collect()
+    assert got.rows() == [(1, 1.0)]
+    backwards = preval.evaluate(frame, ["RR"], score="rank").collect()
+    assert backwards.rows() == [(1, pytest.approx(1 / 3))]
