@@ -28,7 +28,16 @@ from . import inputs, io, validate
 from .conventions import Convention, get_convention
 from .errors import InputError
 from .options import Options, accepts
-from .ranking import LABEL, ROW, SCORE, count, resolve_ties, sort_keys
+from .ranking import (
+    EXPECTED,
+    LABEL,
+    ROW,
+    SCORE,
+    THRESHOLD,
+    count,
+    resolve_ties,
+    sort_keys,
+)
 
 KINDS = ("pr", "roc")
 _ORDER, _P, _N, _TP, _FP = "_order", "_npos", "_nneg", "_tp", "_fp"
@@ -58,6 +67,12 @@ def curve(
         ``score``. ``"roc"``: keys..., ``point``, ``fpr``, ``tpr``, ``score``. ``score`` is
         the threshold of the point: the score of the document that adds it, null at limit
         points.
+    ties (option)
+        The order of tied scores: the convention's by default (`trec`: doc id descending,
+        every document its own point); ``"threshold"`` makes each run of equal scores one
+        point, at its end, as scikit-learn's ``roc_curve(drop_intermediate=False)`` and
+        ``precision_recall_curve``; ``"optimistic"`` / ``"pessimistic"`` bound the curve.
+        ``"expected"`` is refused (it averages measures, not points).
     interpolate
         Interpolated precision (PR: the best precision at this recall or beyond) or, for ROC,
         LingPipe's pruning of points that share a false positive rate.
@@ -92,7 +107,14 @@ def curve(
         data, query=query, by=by_cols, doc=doc, score=score, label=label, counts=count_columns
     )
     has_doc = doc in schema
-    ties = resolve_ties(None, conv.ties, has_doc)
+    ties = resolve_ties(semantics.ties, conv.ties, has_doc, doc)
+    if ties == EXPECTED:
+        msg = (
+            "curve: ties='expected' gives measures' expected values, not a curve; "
+            "ties='threshold' makes each run of tied scores one point (scikit-learn's curves), "
+            "'optimistic' / 'pessimistic' bound it"
+        )
+        raise InputError(msg)
     # per-ranking totals under names of their own (the column may also be a key)
     total_columns = {c: f"_total{i}" for i, c in enumerate(count_columns)}
     rows = inputs.canonical(
@@ -150,7 +172,7 @@ def curve(
     check = validate.checker(rules, {k: k for k in keys}, roles, "input", rows, sources)
     groups = groups.map_batches(check, schema=kept).cache()
 
-    order, descending = sort_keys(ties, has_doc=has_doc)
+    order, descending = sort_keys(ties, has_doc=has_doc, trec_version=semantics.trec_version)
     ranked = (
         rows.filter(retrieved)
         .join(groups, on=group, how="left")  # before the sort: a join does not keep order
@@ -162,6 +184,11 @@ def curve(
             pl.int_range(1, pl.len() + 1).over(group).alias(_ORDER),
         )
     )
+    if ties == THRESHOLD:
+        # one operating point per distinct score (doubles, as scikit-learn compares them): the
+        # last document of each run of equal scores, whose counts hold the whole run
+        last = pl.col(SCORE) != pl.col(SCORE).shift(-1).over(group)
+        ranked = ranked.filter(last.fill_null(True))
     if kind == "pr":
         points = _pr_points(ranked, groups, keys, conv, interpolate, normalize_prior)
     else:

@@ -35,6 +35,7 @@ def read(
     elsewhere (qrels), so the input need not have them; `counts`: columns of per-query totals.
     """
     keys = [*by, *([query] if query is not None else [])]
+    data = io.normalise(data, what)  # (once: a stream is read once; a pandas index is named)
     lf = io.scan(data, id_columns=(*keys, doc), numeric_columns=(score, label), what=what)
     schema = lf.collect_schema()
     if isinstance(data, (str, Path)) and str(data) not in what:
@@ -42,7 +43,9 @@ def read(
     needed = {**({"query": query} if query is not None else {}), "score": score,
               **{f"by ({b})": b for b in by}, **{f"count ({c})": c for c in counts},
               **({"label": label} if needs_label else {})}  # fmt: skip
-    validate.require_columns(schema, needed, what, optional={"doc": doc})
+    validate.require_columns(
+        schema, needed, what, optional={"doc": doc}, unread=io.pandas_unread(data)
+    )
     validate.require_numeric(schema, score, "score", what)
     if needs_label:
         validate.require_numeric(schema, label, "label", what)

@@ -323,17 +323,45 @@ def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFram
     Public entry points call it once, so that a one-time stream is read once however many
     times the plan looks at its source.
     """
-    frame = as_polars(source)
+    frame = as_polars(source, what)
     if frame is not None:
         return frame
     if isinstance(source, (str, Path)):
-        return source
+        parts = _parquet_parts(Path(source))
+        return parts if parts is not None else source
     kind = f"{type(source).__module__}.{type(source).__qualname__}"
     msg = f"{what}: cannot read an object of type {kind} (expected {ACCEPTED})"
     raise InputError(msg)
 
 
-def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
+def _parquet_parts(path: Path) -> pl.LazyFrame | None:
+    """A directory of Parquet files (a table as Spark, Hive or Polars' partitioned sink write
+    it: part files, hive partitions ``key=value/``, ``_SUCCESS`` and hidden ``.crc`` files) as
+    one lazy table, its partition keys as columns; None for anything else. Read as a frame, not
+    a path: the engines' facts about a Parquet file (its size, row groups) are a file's."""
+    suffix = _parquet_directory(path)
+    if suffix is None:
+        return None
+    # (a glob: Polars refuses a directory that also holds .crc or other files)
+    return pl.scan_parquet(str(path / "**" / f"*{suffix}"), hive_partitioning=True)
+
+
+def _parquet_directory(path: Path) -> str | None:
+    """The suffix of the Parquet parts when `path` is a directory of them (every file that is
+    neither hidden nor ``_``-named, at any depth, is one, and there is one), else None."""
+    if not path.is_dir():
+        return None
+    suffixes = {
+        p.suffix
+        for p in path.rglob("*")
+        if p.is_file() and not any(n.startswith((".", "_")) for n in p.relative_to(path).parts)
+    }
+    if len(suffixes) != 1 or next(iter(suffixes)).lower() not in _PARQUET:
+        return None
+    return next(iter(suffixes))
+
+
+def as_polars(obj: object, what: str = "input") -> pl.DataFrame | pl.LazyFrame | None:
     """`obj` as a Polars frame when it is a dataframe of any kind, else None (a path, say).
 
     Polars' own converters do the work, without a copy wherever Arrow memory can be shared:
@@ -344,6 +372,11 @@ def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
     too: scanned lazily, a run and its qrels from one connection would be read at once, which
     DuckDB refuses ("connection is busy"); a query too large for memory belongs in a Parquet
     file (``COPY ... TO 'run.parquet'``), which preval reads in pieces.
+
+    A pandas frame's columns that Polars cannot convert (a sparse column, an object column of
+    mixed types) and its index levels are left out, each name kept with why for the
+    missing-column message (`pandas_unread`); a column name given twice is an `InputError`
+    (`what` names the source).
     """
     if isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
         return obj
@@ -352,15 +385,90 @@ def as_polars(obj: object) -> pl.DataFrame | pl.LazyFrame | None:
     # look a library up only when it is loaded already: an object of it cannot exist otherwise
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(obj, pandas.DataFrame):
-        return pl.from_pandas(obj)
+        return _from_pandas(obj, pandas, what)
     pyarrow = sys.modules.get("pyarrow")
-    if pyarrow is not None and isinstance(
-        obj, (pyarrow.Table, pyarrow.RecordBatch, pyarrow.RecordBatchReader)
-    ):
+    if pyarrow is not None and isinstance(obj, pyarrow.RecordBatchReader):
+        # read whole, as a Table: Polars' own reading of a reader that gives no batch (an empty
+        # one, or one read before) raises pyarrow's "Must pass schema" instead of a frame
+        table = obj.read_all()
+        if table.num_rows == 0:
+            import warnings  # (only for an empty stream)
+
+            msg = (
+                f"{what}: the pyarrow RecordBatchReader gave no rows (a reader is read once: "
+                "one read before gives none; pass a Table to read it again)"
+            )
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        return pl.from_arrow(table)
+    if pyarrow is not None and isinstance(obj, (pyarrow.Table, pyarrow.RecordBatch)):
         return pl.from_arrow(obj)
     if hasattr(obj, "__arrow_c_stream__"):
         return pl.DataFrame(obj)
     return None
+
+
+# the attribute of a frame converted from pandas that says why some of its names are no columns
+_PANDAS_UNREAD = "_preval_pandas_unread"
+
+
+def _from_pandas(frame: Any, pandas: Any, what: str) -> pl.DataFrame:
+    """`pl.from_pandas(frame)`; a column it cannot convert (an object column of mixed types, a
+    sparse one) is left out, and so are the index levels: why, by name, is kept for the
+    missing-column message (`pandas_unread`), since an evaluation reads only its own columns.
+    A column name given twice is an `InputError` (which one is meant, preval cannot tell)."""
+    names = [str(c) for c in frame.columns]
+    twice = next((c for c in names if names.count(c) > 1), None)
+    if twice is not None:
+        msg = (
+            f"{what}: the pandas DataFrame has a column named {twice!r} twice (rule: column "
+            "names are unique; drop or rename one)"
+        )
+        raise InputError(msg)
+    unread = {
+        str(n): "a level of the pandas DataFrame's index, which preval does not read: call "
+        ".reset_index() first"
+        for n in frame.index.names
+        if n is not None and str(n) not in names
+    }
+    try:
+        converted = pl.from_pandas(frame)
+    except (ValueError, TypeError):  # pyarrow's ArrowInvalid / ArrowTypeError too
+        # one column at a time (only on this path): the others are read, these named
+        kept = []
+        for i, name in enumerate(names):
+            column = frame.iloc[:, [i]]
+            try:
+                kept.append(pl.from_pandas(column))
+            except (ValueError, TypeError) as exc:
+                unread[name] = _unconvertible(column.iloc[:, 0], pandas, exc)
+        converted = pl.concat(kept, how="horizontal") if kept else pl.DataFrame()
+    if unread:  # (a plain attribute: only this object, from `normalise` to `inputs.read`)
+        setattr(converted, _PANDAS_UNREAD, unread)
+    return converted
+
+
+def _unconvertible(column: Any, pandas: Any, exc: BaseException) -> str:
+    """Why Polars could not convert a pandas `column`, and the cure."""
+    name = str(column.name)
+    if isinstance(column.dtype, pandas.SparseDtype):
+        return (
+            f"pandas column {name!r} is sparse, which Polars does not read (densify it with "
+            f"frame[{name!r}].sparse.to_dense())"
+        )
+    kinds = sorted({type(v).__name__ for v in column.dropna()}) if column.dtype == object else []
+    if len(kinds) > 1:
+        return (
+            f"pandas column {name!r} mixes values of types {', '.join(kinds)}, which one Arrow "
+            f"column cannot hold (cast it, e.g. frame[{name!r}].astype(str) for ids)"
+        )
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"pandas column {name!r} cannot be converted to Arrow ({reason})"
+
+
+def pandas_unread(frame: object) -> dict[str, str]:
+    """The names of a pandas frame that `as_polars` converted to `frame` but not as columns
+    (index levels, columns Arrow cannot hold), each with why; else {}."""
+    return getattr(frame, _PANDAS_UNREAD, {})
 
 
 def _check_parquet(path: Path, what: str) -> None:
@@ -1126,8 +1234,13 @@ class RunFiles(tuple):
 
 
 def _files(paths: str | Path | list[str | Path]) -> list[Path]:
-    """One path or a list of them, as a list of paths."""
-    return [readable(p, "run") for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    """One path or a list of them, as a list of paths (a directory is refused by name)."""
+    listed = [paths] if isinstance(paths, (str, Path)) else paths
+    for p in listed:
+        if Path(p).is_dir():
+            msg = f"run {p}: is a directory, not a file"
+            raise InputError(msg)
+    return [readable(p, "run") for p in listed]
 
 
 def scan_run(paths: str | Path | list[str | Path]) -> pl.LazyFrame:
@@ -1184,6 +1297,8 @@ def is_trec(source: object, input_format: str, kind: str = "run") -> bool:
         return False
     if input_format != "auto":
         return input_format == "trec"
+    if _parquet_directory(Path(source)) is not None:  # a table as Spark writes one
+        return False
     return table_suffix(source) not in TABLE_SUFFIXES
 
 

@@ -113,7 +113,7 @@ OPTIONS: dict[str, Option] = {
                "row order), optimistic / pessimistic (relevant first / last), threshold (tied "
                "scores form one operating point, as scikit-learn's and Spark's curves), "
                "expected (the expected value over every order of the tied documents)",
-               EVALUATE, choices=(*TIES, EXPECTED)),
+               EVALUATE | CURVE, choices=(*TIES, EXPECTED)),
         Option("queries", "semantics", "str", "judged",
                "judged: every judged query counts, 0 where nothing was retrieved (trec_eval "
                "-c); retrieved: judged queries with a result (trec_eval's default)",
@@ -191,6 +191,18 @@ class Columns:
         if isinstance(by, str) or by is None:
             by = () if by is None else (by,)
         object.__setattr__(self, "by", tuple(by))
+        named = [("query", self.query), ("doc", self.doc), ("score", self.score),
+                 ("label", self.label), ("subtopic", self.subtopic),
+                 *[("by", b) for b in self.by]]  # fmt: skip
+        for role, name in named:
+            if name is not None and not isinstance(name, str):
+                # (a pandas frame's default column labels are integers, Polars' are strings)
+                hint = f" (Polars names column {name} {str(name)!r}: {role}={str(name)!r})"
+                msg = (
+                    f"{role} must be a column name (a string), got {name!r} of type "
+                    f"{type(name).__name__}{hint if isinstance(name, int) else ''}"
+                )
+                raise InputError(msg)
         for b in self.by:
             if b in (self.query, self.doc, self.score, self.label):
                 msg = f"by column {b!r} is also the query, doc, score or label column"

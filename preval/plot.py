@@ -188,6 +188,14 @@ def lines(
     if pool or not has_query:
         return _pooled(data, qrels, kind, trec, interpolate, collect, options)
     if kind == "pr":
+        ties = options.semantics.ties
+        if ties in ("threshold", "expected"):
+            msg = (
+                f"plot pr: the mean PR graph is each query's interpolated precision (IPrec@r), "
+                f"which ties={ties!r} does not define; plot roc, or pool the rows into one "
+                "curve (pool=True, --pool)"
+            )
+            raise InputError(msg)
         return _mean_pr(data, qrels, collect, options)
     return _mean_roc(data, qrels, trec, interpolate, collect, options)
 

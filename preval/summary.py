@@ -8,7 +8,7 @@ from functools import partial
 import polars as pl
 
 from . import io
-from .errors import InputError, MeasureError
+from .errors import InputError, MeasureError, MissingColumnError
 from .measures import GMAP_FLOOR, Spec, parse
 from .options import Intervals, Options, accepts
 from .ranking import RELSTRING
@@ -54,7 +54,9 @@ def summarize(
         `by` keys of the evaluation), nor a ``relstring@k`` column (a String per query, which
         is left out of the summary); ``[]`` for one overall row.
     query
-        Name of the query column.
+        Name of the query column. With ``by=None`` a table without it is refused (a
+        `MissingColumnError` naming the likely one): the query column would otherwise be
+        taken for a by key, one "summary" row per query.
 
     Confidence intervals (``ci=0.95``): each rate gets two more columns after its own,
     ``<measure>_ci_low`` and ``<measure>_ci_high`` (select them with
@@ -95,6 +97,16 @@ def summarize(
             for c in schema.names()
             if c != query and c not in specs and not c.startswith(RELSTRING)
         ]
+        if keys and query not in schema:
+            # evaluated with query="user", summarized without it: every key column would be a
+            # by key, the query column among them, and each "summary" row one query's
+            guess = keys[-1]  # (evaluate puts the query column after the by keys)
+            msg = (
+                f"per-query table: no query column {query!r} (columns that are not measures: "
+                f"{', '.join(keys)}); name it as evaluate was told, query={guess!r} "
+                f"(--query {guess}), or give the groups with by= (by=[] for one overall row)"
+            )
+            raise MissingColumnError(msg)
     else:
         keys = [by] if isinstance(by, str) else list(by)
         missing = [k for k in keys if k not in schema]

@@ -10,7 +10,7 @@ plan runs. Nothing is collected here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from .errors import (
     InvalidValueError,
     MissingColumnError,
 )
-from .ranking import DOC, LABEL, PAD, SCORE, count
+from .ranking import DOC, LABEL, PAD, QUERY, SCORE, count
 
 CHECK_PREFIX = "_chk_"
 _EXAMPLE_DOC = f"{CHECK_PREFIX}doc"
@@ -35,20 +35,31 @@ def require_columns(
     columns: dict[str, str],
     what: str,
     optional: dict[str, str] | None = None,
+    unread: Mapping[str, str] | None = None,
 ) -> None:
     """Raise `MissingColumnError` naming every role whose column is absent, and which present
-    column each may be (`column_hints`): ``query='qid' (--query qid)``.
+    column each may be (`column_hints`): ``query='qid' (--query qid)``; or, when it is one of
+    `unread` (names of a pandas frame that are no columns, with why: `io.pandas_unread`), why.
 
     `columns`: role -> column (a role is ``query``, ``doc``, ``score``, ``label``,
     ``subtopic``, ``by (name)`` or ``count (name)``); `optional`: roles whose column may be
     absent (a joined table's doc), hinted at only when a required one is missing.
     """
+    unread = unread or {}
     absent = {role: name for role, name in columns.items() if name not in schema}
+    # an optional column that is there but unreadable: without it the rules would change
+    # silently (a joined table without doc ids breaks ties by input order)
+    absent |= {role: name for role, name in (optional or {}).items()
+               if name not in schema and name in unread}  # fmt: skip
     if not absent:
         return
     missing = [f"{role} column {name!r}" for role, name in absent.items()]
     have = ", ".join(schema.names()) or "none"
     msg = f"{what}: missing {', '.join(missing)} (columns present: {have})"
+    why = [f"{name!r} is {unread[name]}" for name in absent.values() if name in unread]
+    if why:
+        msg += f"; {'; '.join(why)}"
+        raise MissingColumnError(msg)
     other = [c for c in ";\t|" if len(schema) == 1 and c in schema.names()[0]]
     if other:  # a header of one column that holds another separator
         msg += (
@@ -68,19 +79,33 @@ def require_columns(
         also = [hint for role, hint in hints.items() if role in extra]
         if also:
             msg += f"; and the {'/'.join(extra)} ids: {', '.join(also)}"
+    ranks = [c for c in schema.names() if _norm(c) in _RANKS and c not in taken]
+    if "score" in absent and "score" not in hints and ranks:
+        # a recommender's output often ranks (1 = best): read as a score it ranks backwards
+        msg += (
+            f"; {ranks[0]!r} looks like a rank, and scores rank higher first: give -rank "
+            f"as the score (df.assign(score=-df[{ranks[0]!r}]), pl.col({ranks[0]!r}).neg())"
+        )
     raise MissingColumnError(msg)
+
+
+_RANKS = ("rank", "ranking", "position", "pos", "rank_position")
 
 
 # Names that a column of each role often has (compared with case, spaces and dashes ignored)
 SYNONYMS = {
     "query": ("query", "qid", "query_id", "queryid", "topic", "topic_id", "topicid", "qno",
-              "query_no", "q_id"),
+              "query_no", "q_id", "user", "user_id", "userid", "session", "session_id",
+              "request_id", "search_id", "group", "group_id"),
     "doc": ("doc", "docid", "doc_id", "pid", "docno", "doc_no", "item", "item_id", "itemid",
-            "passage_id", "document", "document_id", "did", "corpus_id"),
+            "passage_id", "document", "document_id", "did", "corpus_id", "product",
+            "product_id", "candidate", "candidate_id"),
     "score": ("score", "pred", "prediction", "predictions", "sim", "similarity", "rank_score",
-              "relevance_score", "y_pred", "y_score", "logit", "prob", "probability"),
+              "relevance_score", "y_pred", "y_score", "logit", "prob", "probability",
+              "preds", "logits", "y_hat", "model_score"),
     "label": ("label", "rel", "relevance", "y", "target", "grade", "judgment", "judgement",
-              "qrel", "y_true", "gold", "relevant"),
+              "qrel", "y_true", "gold", "relevant", "is_relevant", "click", "clicked",
+              "clicks", "is_clicked", "rating", "purchased", "converted"),
     "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id", "aspect", "facet"),
 }  # fmt: skip
 # how close (difflib's ratio) a name must be to a role's name or synonym to be hinted at
@@ -160,6 +185,11 @@ def require_key(schema: pl.Schema, name: str, role: str, what: str) -> None:
             f"{what}: {role} column {name!r} has dtype {dtype}; ids must be strings or "
             "integers (rule: ids are compared exactly)"
         )
+        if dtype.is_float():  # pandas turns an integer column with a missing value to floats
+            msg += (
+                "; whole-number ids held as floats (pandas' integer column with a NaN) are "
+                "cast with .astype('Int64') in pandas, .cast(pl.Int64) in Polars"
+            )
         raise ColumnTypeError(msg)
 
 
@@ -355,7 +385,12 @@ def checker(
             bad = df.filter(pl.col(internal).is_null() & (pl.col(f"{CHECK_PREFIX}rows") > 0))
             if bad.height:
                 n = bad[f"{CHECK_PREFIX}rows"].sum()
-                msg = f"{what}: column {user!r} is null in {n} rows (rule: ids must not be null)"
+                rule = (
+                    "ids must not be null"
+                    if internal == QUERY or user == names.get("query")
+                    else "by keys must not be null; fill them (fill_null, fillna) or drop the rows"
+                )
+                msg = f"{what}: column {user!r} is null in {n} rows (rule: {rule})"
                 if _EXAMPLE_DOC in bad.columns:
                     row = bad.sort(list(keys), nulls_last=True).row(0, named=True)
                     others = [f"{u} {row[k]!r}" for k, u in keys.items() if k != internal]

@@ -109,6 +109,13 @@ def parse(text: str, *, hint: bool = True) -> Spec:
         )
         raise MeasureError(msg)
     key = _ALIASES.get(m["name"].lower())
+    peer = _PEER_NAMES.get(m["name"].lower())
+    if key is None and peer is not None:
+        msg = (
+            f"unknown measure {m['name']!r} in {text!r}: {peer} (docs/measures.md, "
+            "Translation tables; the input's shape and the tie rule matter too)"
+        )
+        raise MeasureError(msg)
     if key is None:
         meant = _did_you_mean(text).lstrip(";") if hint else ""
         msg = f"unknown measure {m['name']!r} in {text!r};{meant} known: {', '.join(CATALOGUE)}"
@@ -178,6 +185,53 @@ def _ranx_level_message(text: str, m: re.Match[str]) -> str:
     if found:
         return f"{head}; write {found[0]!r} ({meaning})"
     return f"{head}; preval has no spelling of {name} at a relevance level"
+
+
+# scikit-learn's and torchmetrics' metric names, which are not aliases: their numbers need a
+# tie rule or a shape of the input besides the name (docs/measures.md, Translation tables), so
+# a request by one is refused with its translation rather than answered by a look-alike
+_SK_TIES = "with ties='threshold'"
+_PEER_NAMES = {
+    **dict.fromkeys(("top_k_accuracy", "top_k_accuracy_score"), (
+        "scikit-learn's top_k_accuracy_score(k=k) is Success@k, one query per sample and one "
+        "doc per class")),
+    **dict.fromkeys(("roc_auc", "roc_auc_score"), (
+        f"scikit-learn's roc_auc_score is AUC-ROC {_SK_TIES}")),
+    **dict.fromkeys(("average_precision", "average_precision_score"), (
+        f"scikit-learn's average_precision_score is AP {_SK_TIES}")),
+    "label_ranking_average_precision_score": (
+        f"scikit-learn's label_ranking_average_precision_score is AP {_SK_TIES}, one query "
+        "per row"),
+    "ndcg_score": "scikit-learn's ndcg_score(k=k) is nDCG@k with ties='expected'",
+    "dcg_score": "scikit-learn's dcg_score(k=k, log_base=b) is DCG(base=b)@k with ties='expected'",
+    "retrievalmap": (
+        "torchmetrics' RetrievalMAP(top_k=k) is AP(norm=hits)@k (without top_k: AP(norm=hits))"),
+    "retrievalmrr": "torchmetrics' RetrievalMRR(top_k=k) is RR@k",
+    "retrievalnormalizeddcg": (
+        "torchmetrics' RetrievalNormalizedDCG(top_k=k) is nDCG@k with ties='expected'"),
+    "retrievalprecision": (
+        "torchmetrics' RetrievalPrecision(top_k=k) is P@k (adaptive_k=True: P(norm=min)@k; "
+        "without top_k: SetP)"),
+    "retrievalrecall": "torchmetrics' RetrievalRecall(top_k=k) is R@k (without top_k: SetR)",
+    "retrievalhitrate": "torchmetrics' RetrievalHitRate(top_k=k) is Success@k",
+    "retrievalfallout": "torchmetrics' RetrievalFallOut(top_k=k) is FallOut@k",
+    "retrievalauroc": f"torchmetrics' RetrievalAUROC is AUC-ROC {_SK_TIES}",
+    "retrievalrprecision": "torchmetrics' RetrievalRPrecision is Rprec",
+    # Spark ML's RankingEvaluator metric names: their k is a separate parameter (default 10)
+    "precisionatk": "Spark ML's RankingEvaluator precisionAtK with k is precisionAt(k), P@k",
+    "recallatk": "Spark ML's RankingEvaluator recallAtK with k is recallAt(k), R@k",
+    "ndcgatk": (
+        "Spark ML's RankingEvaluator ndcgAtK with k is ndcgAt(k), nDCG(dcg=exp-log2)@k"),
+    "meanaverageprecisionatk": (
+        "Spark ML's RankingEvaluator meanAveragePrecisionAtK with k is "
+        "meanAveragePrecisionAt(k), AP(norm=min)@k"),
+    # recommender papers' hit ratio: 1 when a held-out item is in the top k (He et al. 2017,
+    # NCF, one held-out item per user), but some divide the hits by the held-out items
+    **dict.fromkeys(("hr", "hit_ratio", "hitratio"), (
+        "a recommender's HR@k (hit ratio) is Success@k, 1 when a relevant item is in the top "
+        "k (NCF's HR with one held-out item; RecBole's hit); hits divided by the held-out "
+        "items is R@k")),
+}  # fmt: skip
 
 
 # the cutoff fused into the name: nDCG10, P10, map_cut10, Ndcg_10, nDCG(rel=2)10, IPrec0.5

@@ -4,7 +4,7 @@ as placeholder rows; and the joined table for the measures that read every judge
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -48,7 +48,7 @@ def joined_table(
     query, doc, label, by = columns.query, columns.doc, columns.label, list(columns.by)
     judged = io.scan(qrels, id_columns=(query, doc, *by), numeric_columns=(label,), what="qrels")
     schema = judged.collect_schema()
-    check_qrels(schema, query, doc, label)
+    check_qrels(schema, query, doc, label, unread=io.pandas_unread(qrels))
     # by columns found in the qrels describe the query (a segment); the others are systems
     described = [b for b in by if b in schema]
     systems = [b for b in by if b not in schema]
@@ -126,9 +126,14 @@ def qrels_checks(
     return exprs, validate.checker(rules, keys, roles, "qrels", judgments, sources)
 
 
-def check_qrels(schema: pl.Schema, query: str, doc: str, label: str) -> None:
-    """The columns every qrels table needs: query and doc ids, a numeric label."""
-    validate.require_columns(schema, {"query": query, "doc": doc, "label": label}, "qrels")
+def check_qrels(
+    schema: pl.Schema, query: str, doc: str, label: str, unread: Mapping[str, str] | None = None
+) -> None:
+    """The columns every qrels table needs: query and doc ids, a numeric label (`unread`: the
+    names of the pandas frame the qrels came from that are no columns, `io.pandas_unread`)."""
+    validate.require_columns(
+        schema, {"query": query, "doc": doc, "label": label}, "qrels", unread=unread
+    )
     validate.require_numeric(schema, label, "label", "qrels")
     validate.require_key(schema, query, "query", "qrels")
     validate.require_key(schema, doc, "doc", "qrels")
