@@ -13,6 +13,7 @@ real exit code and the absence of a traceback.
 from __future__ import annotations
 
 import gzip
+import itertools
 import pickle
 import random
 import subprocess
@@ -1011,3 +1012,18 @@ def test_trec_command_imports_only_what_it_uses() -> None:
     )
     assert proc.stderr.strip().splitlines()[-1] == "0 []"
     assert proc.stdout.startswith("runid")
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.binary().map(lambda b: bytes(b" \t\na"[x % 4] for x in b)))
+def test_pairs_of_blanks_by_bytes_methods_and_by_numpy(data: bytes) -> None:
+    """The check for two blanks in a row (a single-spaced or single-tabbed file has none) gives
+    the same answer by bytes' methods (files up to SMALL_CHECK_BYTES) and by numpy (larger
+    ones), and the answer of a plain loop over the pairs of bytes."""
+    from preval import io
+
+    for blank in (b" ", b"\t"):
+        edges = {blank[0], ord("\n")}
+        want = any(a in edges and b in edges for a, b in itertools.pairwise(data))
+        assert io._pairs_of_blanks(data, small=True, blank=blank) is want
+        assert io._pairs_of_blanks(data, small=False, blank=blank) is want
