@@ -81,7 +81,10 @@ def compare(
     missing
         Every comparison of a measure is made on one query universe: ``"zero"`` takes every
         query some system has and scores 0 for a system that lacks it (trec_eval ``-c``);
-        ``"drop"`` takes the queries every system has. The ``queries`` and
+        ``"drop"`` takes the queries every system has. A query where some system's row
+        holds a null (the measure is undefined there, as AUC-ROC of a ranking of one class)
+        leaves that measure's universe either way: an undefined value is no score, neither
+        paired nor scored 0 (the summary leaves it out of its mean too). The ``queries`` and
         ``queries_filled`` columns say how many were compared, and how many of those the
         system or the baseline lacked.
 
@@ -105,10 +108,11 @@ def compare(
     not 0 give the t-test p = 0 (t is infinite, as scipy's), with a null effect size and a
     zero-width interval; so do differences equal up to rounding (0.6 - 0.5 and 0.2 - 0.1:
     an sd at most 1e-12 of the mean difference is taken as 0), where scipy's `ttest_rel`
-    warns of lost precision and returns a t of about 1e15 from the rounding. A NaN value (unlike a
-    missing one, a null) makes its pairs' means, delta, interval, p-value and effect size
-    null, and they leave the correction's family; for Tukey's HSD, which pools every
-    system's variance, every pair's.
+    warns of lost precision and returns a t of about 1e15 from the rounding. A NaN value makes
+    its pairs' means, delta, interval, p-value and effect size null, and they leave the
+    correction's family; for Tukey's HSD, which pools every system's variance, every
+    pair's. A null value (undefined) leaves its query out of the measure's universe
+    (`missing`).
     """
     check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
@@ -290,11 +294,17 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
         x.reshape(-1)[cells] = values if first is None else values[first]
         if coded[f"{i}present"].all():
             present = given
+            keep = given.all(axis=0) if missing == "drop" else given.any(axis=0)
         else:
             has = coded[f"{i}present"].to_numpy()
             present = np.zeros(shape, dtype=bool)
             present.reshape(-1)[cells] = has if first is None else has[first]
-        keep = present.all(axis=0) if missing == "drop" else present.any(axis=0)
+            # a row whose value is null (the measure is undefined there: AUC-ROC of a ranking
+            # of one class) is no score to pair, nor a query the system lacks (which scores
+            # 0): the query leaves this measure's universe, as it leaves the summary's mean
+            defined = ~(given & ~present).any(axis=0)
+            keep = given.all(axis=0) if missing == "drop" else given.any(axis=0)
+            keep &= defined
         if not keep.all():
             x, present = x[:, keep], present[:, keep]
         out[name] = (x, present)

@@ -12,7 +12,7 @@ import polars as pl
 
 from .. import options, report, validate
 from ..errors import PrevalError
-from ..measures import from_ir_measures
+from ..measures import from_ir_measures, parse
 from ..planner import Plan, build_plan
 from ..ranking import QUERY
 from ..summary import summarize
@@ -152,10 +152,11 @@ def run(args: argparse.Namespace) -> int:
 
         per_query = _bounds(args, inputs, opts, plan, per_query)
         by = [*by, unjudged.BOUND]
-    auc = [c for c in plan.measure_names if c.startswith("AUC-")]
+    # measures undefined (null) on some queries: the summary's means leave those out
+    rates = [c for c in plan.measure_names if not parse(c).is_count]
     # (with --ci: each rate's bounds beside it, in every output; a bootstrap runs here)
     outputs = [summarize(per_query, by=by, query=args.query, options=opts), plan.audit(),
-               per_query.select(pl.col(auc).null_count())]  # fmt: skip
+               per_query.select(pl.col(rates).null_count())]  # fmt: skip
     shown = plan.per_query("long") if args.long else per_query  # (the per-query output, if any)
     with warnings.catch_warnings(), report.Outputs() as files:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
@@ -171,12 +172,13 @@ def run(args: argparse.Namespace) -> int:
                 opts.semantics.queries, summary_df["NumQ"], per=", ".join(by)
             )
             print(note, file=sys.stderr)
-        for name in auc:
+        for name in rates:
             if undefined[name][0]:
+                why = " with a single class" if name.startswith("AUC-") else ""
                 print(
                     f"preval: warning: {name} is undefined (null) for "
-                    f"{common.counted(undefined[name][0], 'query', 'queries')} with a single "
-                    "class; summaries average the others",
+                    f"{common.counted(undefined[name][0], 'query', 'queries')}{why}; "
+                    "summaries average the others",
                     file=sys.stderr,
                 )
     if per_query_printed:  # (held in memory: a file gets it streamed)

@@ -1,0 +1,165 @@
+"""preval's tables as an analyst uses them: per-query rows and summaries that join, filter and
+group like SQL tables. Each test is a trap an analyst fell into (a silent wrong summary, a
+Polars error instead of preval's one line, a convention found only by reading the code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import preval
+from preval.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+JOINED = pl.read_parquet(ROOT / "fixtures" / "example.parquet")
+# a small slice: three systems, 20 queries (q001..q020), every shape of the fixture kept
+SMALL = JOINED.filter(pl.col("query") <= "q020")
+
+
+# --- a query column that is not called "query" ------------------------------------------
+
+
+def test_summarize_refuses_a_per_query_table_whose_query_column_it_cannot_see() -> None:
+    # evaluate(query="qid") keeps the user's name: the per-query table has a "qid" column.
+    # summarize's default query="query" found no such column, took "qid" for a by key and
+    # returned one row per (system, query) with NumQ = 1: a "summary" as long as the input.
+    per_query = preval.evaluate(SMALL.rename({"query": "qid"}), ["AP"], query="qid", by="system")
+    with pytest.raises(InputError, match=r"no query column 'query'.*query='qid'"):
+        preval.summarize(per_query)
+    # named, it is the summary of the table with the usual name
+    want = preval.summarize(preval.evaluate(SMALL, ["AP"], by="system")).collect()
+    assert preval.summarize(per_query, query="qid").collect().equals(want)
+    # the groups named instead: every row of a group is one of its queries
+    assert preval.summarize(per_query, by="system").collect().equals(want)
+    # a table of measures only (no key at all) is still one overall row
+    only = per_query.select("AP").collect()
+    assert preval.summarize(only).collect()["NumQ"].to_list() == [SMALL["query"].n_unique() * 3]
+
+
+# --- a key column with the name of an output column ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "measures", "form"),
+    [
+        ("AP", ["AP"], "wide"),  # a measure's column
+        ("P@10", ["P_10"], "wide"),  # ... by its canonical name, whatever was asked
+        ("measure", ["AP"], "long"),  # the long form's two columns
+        ("value", ["AP"], "long"),
+    ],
+)
+def test_a_key_named_as_an_output_column_is_one_line(key, measures, form) -> None:
+    # was: Polars' DuplicateError with the plan printed, when the plan was collected
+    data = SMALL.rename({"system": key})
+    with pytest.raises(InputError, match=rf"column '{key}' .* rename"):
+        preval.evaluate(data, measures, by=key, form=form).collect()
+    with pytest.raises(InputError, match=r"query column 'AP' .* rename"):
+        preval.evaluate(SMALL.rename({"query": "AP"}), ["AP"], query="AP", by="system")
+
+
+def test_a_key_named_numq_is_refused_by_the_summary() -> None:
+    # the summary's own NumQ column; the per-query table without NumQ is fine
+    per_query = preval.evaluate(SMALL.rename({"system": "NumQ"}), ["AP"], by="NumQ")
+    assert per_query.collect().height == 60
+    with pytest.raises(InputError, match=r"by column 'NumQ' .* rename"):
+        preval.summarize(per_query)
+
+
+def test_to_long_refuses_an_index_named_measure_or_value() -> None:
+    per_query = preval.evaluate(SMALL, ["AP"], by="system").rename({"system": "value"})
+    with pytest.raises(InputError, match=r"column 'value' .* rename"):
+        preval.to_long(per_query, ["value", "query"])
+
+
+# --- undefined values (null) in a comparison ---------------------------------------------
+
+
+def joined(rows: list[tuple]) -> pl.DataFrame:
+    schema = {"system": pl.String, "query": pl.String, "doc": pl.String, "score": pl.Float64,
+              "label": pl.Int64}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def test_compare_leaves_out_a_query_where_a_system_has_no_value() -> None:
+    # q1: system a returns its two relevant documents and nothing else, a perfect ranking
+    # whose ROC curve is undefined (no negative: AUC-ROC null); b ranks a non-relevant one
+    # between them (AUC-ROC 0.5). q2: both are defined, a 1.0 and b 0.0.
+    # compare scored a's undefined value 0 (as if a lacked the query), so b "won" q1:
+    # a's mean 0.5, b's 0.25, delta -0.25, one win for b. An undefined value is no score:
+    # q1 leaves AUC-ROC's universe (as it leaves the summary's mean), AP keeps it.
+    data = joined([
+        ("a", "q1", "r1", 3.0, 1), ("a", "q1", "r2", 2.0, 1),
+        ("b", "q1", "r1", 3.0, 1), ("b", "q1", "n1", 2.0, 0), ("b", "q1", "r2", 1.0, 1),
+        ("a", "q2", "r1", 3.0, 1), ("a", "q2", "n1", 2.0, 0),
+        ("b", "q2", "n1", 3.0, 0), ("b", "q2", "r1", 2.0, 1),
+    ])  # fmt: skip
+    per_query = preval.evaluate(data, ["AUC-ROC", "AP"], by="system")
+    values = per_query.collect().sort("system", "query")["AUC-ROC"].to_list()
+    assert values == [None, 1.0, 0.5, 0.0]
+    got = preval.compare(per_query, baseline="a", correction="none")
+    auc = got.filter(measure="AUC-ROC").row(0, named=True)
+    assert (auc["queries"], auc["queries_filled"]) == (1, 0)
+    assert (auc["mean"], auc["baseline_mean"], auc["delta"]) == (0.0, 1.0, -1.0)
+    assert (auc["wins"], auc["ties"], auc["losses"]) == (0, 0, 1)
+    # AP is defined everywhere: both queries (a: 1, 1; b: (1 + 2/3)/2, 1/2)
+    ap = got.filter(measure="AP").row(0, named=True)
+    assert ap["queries"] == 2 and ap["mean"] == pytest.approx((5 / 6 + 1 / 2) / 2)
+    # the summary's means are over the same defined values
+    summary = preval.summarize(per_query).collect()
+    assert summary["AUC-ROC"].to_list() == [1.0, 0.25]
+
+
+def test_compare_still_scores_zero_for_a_query_a_system_lacks() -> None:
+    # no row at all (a joined table where system b has no row for q2) is a lacking query
+    table = pl.DataFrame({"system": ["a", "a", "b"], "query": ["q1", "q2", "q1"],
+                          "AUC-ROC": [0.5, 0.75, None], "AP": [0.5, 0.75, 0.25]})  # fmt: skip
+    got = preval.compare(table, baseline="a", correction="none")
+    auc = got.filter(measure="AUC-ROC").row(0, named=True)
+    # q1: b's value is undefined (out); q2: b lacks it (scored 0)
+    assert (auc["queries"], auc["queries_filled"], auc["mean"]) == (1, 1, 0.0)
+    ap = got.filter(measure="AP").row(0, named=True)
+    assert (ap["queries"], ap["queries_filled"]) == (2, 1)
+    assert ap["mean"] == pytest.approx(0.25 / 2)
+    dropped = preval.compare(table, baseline="a", missing="drop").filter(measure="AUC-ROC")
+    assert dropped["queries"].item() == 0
+
+
+def test_the_command_warns_of_every_measure_left_out_of_a_mean(tmp_path: Path, capsys) -> None:
+    # q1 ranks a relevant and a non-relevant document, q2 only a relevant one: Specificity,
+    # FallOut and AUC-ROC are undefined on q2 (no negative: null) and the summary's means
+    # are over q1 alone, while NumQ says 2; only the AUC-* measures were said on stderr
+    from preval.cli import main
+
+    path = tmp_path / "t.csv"
+    path.write_text("query,doc,score,label\nq1,a,1.0,1\nq1,b,0.5,0\nq2,c,1.0,1\n")
+    measures = ["AP", "Specificity", "FallOut@5", "AUC-ROC"]
+    argv = ["evaluate", str(path), *(f"-m{m}" for m in measures), "--format", "csv"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1] == "2,1.0,0.0,1.0,1.0"  # NumQ 2; q1's values, AP's mean of two
+    for name in measures[1:]:
+        assert f"{name} is undefined (null) for 1 query" in err, name
+    assert "AP is undefined" not in err
+    assert "AUC-ROC is undefined (null) for 1 query with a single class" in err
+
+
+# --- a segment column of the judgments ----------------------------------------------------
+
+
+def test_a_by_column_only_the_qrels_have_is_said_so() -> None:
+    # the topic type is a column of the judgments; the message named the run's columns only
+    run = pl.read_csv(ROOT / "fixtures" / "example_run.csv").filter(pl.col("query") <= "q020")
+    qrels = pl.read_csv(ROOT / "fixtures" / "example_qrels.csv").filter(pl.col("query") <= "q020")
+    qrels = qrels.with_columns(
+        kind=pl.when(pl.col("query") < "q010").then(pl.lit("short")).otherwise(pl.lit("long"))
+    )
+    with pytest.raises(InputError, match="'kind' is a column of the qrels only"):
+        preval.evaluate(run, ["AP"], qrels=qrels, by=["system", "kind"])
+    # the way the message gives: the column joined onto the run first
+    topics = qrels.select("query", "kind").unique()
+    per_query = preval.evaluate(
+        run.join(topics, on="query", how="left"), ["AP"], qrels=qrels, by=["system", "kind"]
+    ).collect()
+    assert per_query.group_by("kind").len().sort("kind").rows() == [("long", 33), ("short", 27)]
