@@ -17,7 +17,7 @@ import polars as pl
 
 from . import extras, io
 from .errors import InputError
-from .significance import EQUAL, MISSING, _check, measure_names
+from .significance import EQUAL, MISSING, _check, measure_names, require_keys
 
 SUMMARY = {
     "system": pl.String, "baseline": pl.String, "measure": pl.String, "alpha": pl.Float64,
@@ -82,10 +82,7 @@ def risk(
     _check(missing, MISSING, "missing")
     lf = io.scan(per_query, what="per-query table")
     schema = lf.collect_schema()
-    for column in (by, query):
-        if column not in schema:
-            msg = f"per-query table: missing column {column!r} (columns: {', '.join(schema)})"
-            raise InputError(msg)
+    require_keys(schema.names(), (by, query), per_query)
     names = measure_names(schema, measures)
     rows = (
         lf.filter(pl.col(by).is_not_null())

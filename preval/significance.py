@@ -116,12 +116,7 @@ def compare(
     """
     check_options(test, correction, missing, alpha, n_resamples)
     table = io.scan(per_query, what="per-query table").collect()
-    sources = validate.path_sources({"per-query table": per_query})
-    for column in (by, query):
-        if column not in table.columns:
-            have = ", ".join(table.columns)
-            msg = f"per-query table: missing column {column!r} (columns: {have})"
-            raise InputError(validate.named(msg, sources))
+    sources = require_keys(table.columns, (by, query), per_query)
     names = measure_names(table.schema, measures, sources)
     systems = systems_of(table, by, baseline, "per-query table", sources)
     pairs = (
@@ -309,6 +304,20 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
             x, present = x[:, keep], present[:, keep]
         out[name] = (x, present)
     return out
+
+
+def require_keys(
+    columns: Sequence[str], keys: Iterable[str], per_query: object
+) -> tuple[tuple[str, str], ...]:
+    """Raise `InputError` naming the per-query table (its file, when given as a path) and
+    the first of `keys` (the system and query columns) it lacks; return its sources, for
+    other messages (`validate.named`)."""
+    sources = validate.path_sources({"per-query table": per_query})
+    for column in keys:
+        if column not in columns:
+            msg = f"per-query table: missing column {column!r} (columns: {', '.join(columns)})"
+            raise InputError(validate.named(msg, sources))
+    return sources
 
 
 def universe(

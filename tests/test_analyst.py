@@ -163,3 +163,69 @@ def test_a_by_column_only_the_qrels_have_is_said_so() -> None:
         run.join(topics, on="query", how="left"), ["AP"], qrels=qrels, by=["system", "kind"]
     ).collect()
     assert per_query.group_by("kind").len().sort("kind").rows() == [("long", 33), ("short", 27)]
+
+
+# --- curves as tables -----------------------------------------------------------------------
+
+
+def test_a_curve_rate_is_null_on_every_point_where_it_is_undefined() -> None:
+    # curve's contract: "Recall and TPR are null when a ranking has no positive, FPR when it
+    # has no negative"; the ROC curve's (0, 0) point (and LingPipe's limit points) said 0.0
+    # there, so a column held 0.0 then nulls for one ranking
+    data = pl.DataFrame(
+        {
+            "query": ["q1", "q1", "q2", "q2", "q3", "q3"],
+            "doc": list("abcdef"),
+            "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
+            "label": [1, 0, 0, 0, 1, 1],
+        }
+    )  # q1 both classes, q2 negatives only, q3 positives only
+    roc = preval.curve(data, "roc").collect()
+    assert roc.filter(query="q1")["fpr"].to_list() == [0.0, 0.0, 1.0]
+    assert roc.filter(query="q1")["tpr"].to_list() == [0.0, 1.0, 1.0]
+    assert roc.filter(query="q2")["tpr"].to_list() == [None, None, None]
+    assert roc.filter(query="q2")["fpr"].to_list() == [0.0, 0.5, 1.0]
+    assert roc.filter(query="q3")["fpr"].to_list() == [None, None, None]
+    lingpipe = preval.curve(data, "pr", convention="lingpipe").collect()
+    assert lingpipe.filter(query="q2")["recall"].null_count() == lingpipe.filter(query="q2").height
+    assert lingpipe.filter(query="q1")["recall"].to_list() == [0.0, 1.0, 1.0, 1.0]
+
+
+def test_power_and_risk_name_the_per_query_file_that_lacks_a_column(tmp_path: Path) -> None:
+    # compare named the file; power and risk said "per-query table:" without it
+    from preval.power import analysis
+    from preval.risk_adjusted import risk
+
+    path = tmp_path / "pq.parquet"
+    preval.evaluate(SMALL, ["AP"], by="system").collect().rename({"system": "run"}).write_parquet(
+        path
+    )
+    for fn in (preval.compare, analysis, lambda p: risk(p, baseline="bm25")):
+        with pytest.raises(InputError, match=f"per-query table {path}: missing column 'system'"):
+            fn(str(path))
+
+
+def test_the_command_names_a_group_without_an_evaluated_query(tmp_path: Path, capsys) -> None:
+    # system zzz answered only unjudged queries: it has no per-query row and no summary row,
+    # and stderr's totals did not say that one system vanished from the table
+    from preval.cli import main
+
+    extra = SMALL.filter(pl.col("system") == "bm25").with_columns(
+        system=pl.lit("zzz"), label=pl.lit(None, pl.Int64)
+    )
+    path = tmp_path / "t.parquet"
+    pl.concat([SMALL, extra]).write_parquet(path)
+    assert main(["evaluate", str(path), "--by", "system", "-m", "AP", "--format", "csv"]) == 0
+    out, err = capsys.readouterr()
+    shown = [line.split(",")[0] for line in out.splitlines()]
+    assert shown == ["system", "bm25", "dense", "hybrid"]
+    assert "warning: no query evaluated for system zzz (no judged query): no summary row" in err
+    # systems numbered: the key is an integer column, still named
+    numbered = pl.concat([SMALL, extra]).with_columns(
+        pl.col("system").replace_strict({"bm25": 1, "dense": 2, "hybrid": 3, "zzz": 4})
+    )
+    numbered.write_parquet(path)
+    assert main(["evaluate", str(path), "--by", "system", "-m", "AP", "-q"]) == 0
+    assert main(["evaluate", str(path), "--by", "system", "-m", "AP"]) == 0
+    _, err = capsys.readouterr()
+    assert err.count("warning: no query evaluated") == 1 and "for system 4 " in err

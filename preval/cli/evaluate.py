@@ -241,6 +241,18 @@ def print_audit(audit_df: pl.DataFrame) -> None:
     }  # fmt: skip
     parts += [common.counted(totals[k], *text) for k, text in labels.items() if totals.get(k)]
     print("preval: " + "; ".join(parts), file=sys.stderr)
+    keys = [c for c in audit_df.columns if c != "queries_evaluated" and c not in labels]
+    if keys and totals["queries_evaluated"]:
+        # a group (a system of a joined table) whose queries were all dropped has no row in
+        # the per-query table or the summary: the totals above do not say which vanished
+        empty = audit_df.filter(pl.col("queries_evaluated") == 0).select(keys).rows()
+        for group in empty:
+            named = ", ".join(f"{k} {v}" for k, v in zip(keys, group, strict=True))
+            print(
+                f"preval: warning: no query evaluated for {named} (no judged query): "
+                "no summary row",
+                file=sys.stderr,
+            )
 
 
 def _bounds(
