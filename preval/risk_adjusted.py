@@ -48,10 +48,11 @@ def risk(
     Systems are paired with the baseline on `preval.compare`'s query universe, per measure:
     with ``missing="zero"`` every query any system has, a system (or the baseline) that lacks
     one scoring 0 there (trec_eval ``-c``; ``filled`` marks those rows); with ``"drop"`` only
-    the queries every system has. A null value is a missing one; a (system, query) given
-    twice counts once, the first row. A NaN value (of the system or of the baseline) leaves
-    its query's ``delta`` and ``risk`` null, as `preval.compare` leaves the statistics of a
-    pair with a NaN null (`risk_summary` then gives that system null URisk and TRisk).
+    the queries every system has. A null value (the measure undefined on the query) takes
+    the query out of that measure's universe, as in `preval.compare`; a (system, query)
+    given twice counts once, the first row. A NaN value (of the system or of the baseline)
+    leaves its query's ``delta`` and ``risk`` null, as `preval.compare` leaves the statistics
+    of a pair with a NaN null (`risk_summary` then gives that system null URisk and TRisk).
 
     Parameters
     ----------
@@ -113,6 +114,9 @@ def _one_measure(rows, systems, name, baseline, alpha, by, query, missing) -> pl
             .filter(pl.col("__present") == pl.col("__systems"))
             .select(query)
         )
+    # a row whose value is null: undefined there, neither paired nor scored 0 (compare's rule)
+    undefined = rows.filter(pl.col(name).is_null()).select(query)
+    queries = queries.join(undefined, on=query, how="anti", nulls_equal=True)
     grid = (
         systems.join(queries, how="cross")
         .join(values, on=[by, query], how="left", nulls_equal=True)

@@ -209,7 +209,7 @@ def summarize(
     if by is None:
         keys = default_keys(names, specs, query)
     else:
-        keys = [by] if isinstance(by, str) else list(by)
+        keys = [by] if isinstance(by, str) else list(dict.fromkeys(by))
         missing = [k for k in keys if k not in names]
         if missing:
             msg = f"per-query table: missing by column(s) {', '.join(missing)}"

@@ -20,10 +20,11 @@ CI_LOW, CI_HIGH = "_ci_low", "_ci_high"
 
 def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
     """Columns of a per-query table that are measures: their names parse as one and they
-    hold numbers (a String column named ``G`` or ``NumQ`` is a key, not a measure)."""
+    hold numbers, or strings (a CSV column with no value at all is read as strings); a
+    categorical, date or nested column named ``G`` is a key, not a measure."""
     found = {}
     for name, dtype in schema.items():
-        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
+        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null, pl.String)):
             continue
         try:
             found[name] = parse(name, hint=False)
@@ -117,7 +118,7 @@ def summarize(
     if by is None:
         keys = default_keys(schema.names(), specs, query)
     else:
-        keys = [by] if isinstance(by, str) else list(by)
+        keys = [by] if isinstance(by, str) else list(dict.fromkeys(by))  # (twice: once)
         missing = [k for k in keys if k not in schema]
         if missing:
             msg = f"per-query table: missing by column(s) {', '.join(missing)}"
@@ -130,6 +131,8 @@ def summarize(
         if spec.definition.name == "NumQ":
             continue
         col = pl.col(name)
+        if schema[name] == pl.String:  # (a CSV's column without a value: nulls as strings)
+            col = col.cast(pl.Float64)
         if spec.summary == "sum":
             agg = col.sum()
         elif spec.summary == "gmean":

@@ -59,12 +59,27 @@ def test_a_key_named_as_an_output_column_is_one_line(key, measures, form) -> Non
         preval.evaluate(SMALL.rename({"query": "AP"}), ["AP"], query="AP", by="system")
 
 
-def test_a_key_named_numq_is_refused_by_the_summary() -> None:
-    # the summary's own NumQ column; the per-query table without NumQ is fine
-    per_query = preval.evaluate(SMALL.rename({"system": "NumQ"}), ["AP"], by="NumQ")
-    assert per_query.collect().height == 60
+def test_a_key_named_numq_is_refused() -> None:
+    # the summary's own NumQ column: a String key of that name was taken for the NumQ
+    # measure, skipped, and the summary was one overall row
+    with pytest.raises(InputError, match=r"by column 'NumQ' .* NumQ\): rename"):
+        preval.evaluate(SMALL.rename({"system": "NumQ"}), ["AP"], by="NumQ")
+    per_query = preval.evaluate(SMALL, ["AP"], by="system").collect()
     with pytest.raises(InputError, match=r"by column 'NumQ' .* rename"):
-        preval.summarize(per_query)
+        preval.summarize(per_query.rename({"system": "NumQ"}), by="NumQ")
+
+
+def test_a_per_query_csv_with_a_measure_column_without_values(tmp_path: Path) -> None:
+    # every query of one class: AUC-ROC is null throughout, and a CSV reader reads the empty
+    # column as strings; it is still a measure (null mean), not a key
+    data = SMALL.with_columns(label=pl.lit(1, pl.Int64))
+    path = tmp_path / "pq.csv"
+    preval.evaluate(data, ["AP", "AUC-ROC"], by="system").collect().write_csv(path)
+    assert pl.read_csv(path).schema["AUC-ROC"] == pl.String
+    summary = preval.summarize(str(path)).collect()
+    assert summary.columns == ["system", "NumQ", "AP", "AUC-ROC"]
+    assert summary.schema["AUC-ROC"] == pl.Float64 and summary["AUC-ROC"].null_count() == 3
+    assert summary["NumQ"].to_list() == [20, 20, 20]
 
 
 def test_to_long_refuses_an_index_named_measure_or_value() -> None:
@@ -229,3 +244,31 @@ def test_the_command_names_a_group_without_an_evaluated_query(tmp_path: Path, ca
     assert main(["evaluate", str(path), "--by", "system", "-m", "AP"]) == 0
     _, err = capsys.readouterr()
     assert err.count("warning: no query evaluated") == 1 and "for system 4 " in err
+
+
+def test_risk_pairs_on_the_queries_compare_pairs_on() -> None:
+    # the baseline's AUC-ROC is undefined on q1: compare leaves q1 out, risk scored it 0 for
+    # the baseline (a "win" of 0.5 for b); power already left it out
+    from preval.power import analysis
+    from preval.risk_adjusted import risk, risk_summary
+
+    table = pl.DataFrame({
+        "system": ["a", "a", "a", "b", "b", "b"], "query": ["q1", "q2", "q3"] * 2,
+        "AUC-ROC": [None, 1.0, 0.5, 0.5, 0.0, 0.25],
+    })  # fmt: skip
+    rows = risk(table, baseline="a").collect()
+    assert rows["query"].to_list() == ["q2", "q3"] and not rows["filled"].any()
+    assert rows["delta"].to_list() == [-1.0, -0.25]
+    compared = preval.compare(table, baseline="a", correction="none")
+    assert compared["queries"].item() == 2 and compared["delta"].item() == -0.625
+    assert analysis(table, baseline="a").collect()["queries"].item() == 2
+    assert risk_summary(table, baseline="a").collect()["queries"].item() == 2
+
+
+def test_a_key_given_twice_counts_once() -> None:
+    # as a measure asked twice: was Polars' DuplicateError (with the plan) at collect time
+    want = preval.evaluate(SMALL, ["AP"], by="system")
+    twice = preval.evaluate(SMALL, ["AP", "map"], by=["system", "system"])
+    assert twice.collect().equals(want.collect())
+    summary = preval.summarize(want, by=["system", "system"]).collect()
+    assert summary.equals(preval.summarize(want).collect())

@@ -260,12 +260,13 @@ def build_plan(
         tuple(s.name for s in parse_all(measures)), columns, options.semantics, qrels,
         tuple(dict.fromkeys(relstrings)), sources,
     )  # fmt: skip
-    outputs = {*recipe.measures, *(f"{RELSTRING}{k}" for k in recipe.relstrings)}
+    # the per-query table's columns, and the summary's NumQ
+    outputs = {*recipe.measures, *(f"{RELSTRING}{k}" for k in recipe.relstrings), "NumQ"}
     for role, name in [*(("by", b) for b in columns.by), ("query", columns.query)]:
         if name in outputs:  # else Polars' DuplicateError, with its plan, at collect time
             msg = (
-                f"{role} column {name!r} has the name of a measure column of the per-query "
-                "table: rename it in the input"
+                f"{role} column {name!r} has the name of an output column (a measure of the "
+                "per-query table, or the summary's NumQ): rename it in the input"
             )
             raise InputError(msg)
     plan = build(data, recipe, Hints(rows_per_query=rows_per_query))
