@@ -272,3 +272,33 @@ def test_a_key_given_twice_counts_once() -> None:
     assert twice.collect().equals(want.collect())
     summary = preval.summarize(want, by=["system", "system"]).collect()
     assert summary.equals(preval.summarize(want).collect())
+
+
+# --- an evaluated table given where rankings are read -----------------------------------------
+
+
+def test_a_per_query_table_given_as_rankings_is_named_as_such(tmp_path: Path, capsys) -> None:
+    # `preval compare per_query.parquet` (without --per-query-table) said only "missing score
+    # column 'score', label column 'label'"
+    from preval.cli import main
+
+    wide, long = tmp_path / "pq.parquet", tmp_path / "long.parquet"
+    preval.evaluate(SMALL, ["AP", "P@10"], by="system").collect().write_parquet(wide)
+    preval.evaluate(SMALL, ["AP"], by="system", form="long").collect().write_parquet(long)
+    for argv in (["compare", str(wide), "-m", "AP"], ["evaluate", str(wide)],
+                 ["power", str(wide), "-m", "AP"]):  # fmt: skip
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "missing score column 'score'" in err
+        assert "looks like a per-query table (measure columns AP, P@10)" in err
+        assert "--per-query-table" in err
+    assert main(["compare", str(long), "-m", "AP"]) == 2
+    assert "looks like a per-query table in the long form" in capsys.readouterr().err
+    summary = tmp_path / "summary.parquet"
+    preval.summarize(wide).collect().write_parquet(summary)
+    assert main(["compare", str(summary), "-m", "AP"]) == 2
+    assert "looks like a summary (measure columns NumQ, AP, P@10)" in capsys.readouterr().err
+    # a ranking table that merely lacks its score says nothing of the kind
+    SMALL.drop("score").write_parquet(wide)
+    assert main(["evaluate", str(wide)]) == 2
+    assert "looks like" not in capsys.readouterr().err
