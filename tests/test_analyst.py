@@ -302,3 +302,21 @@ def test_a_per_query_table_given_as_rankings_is_named_as_such(tmp_path: Path, ca
     SMALL.drop("score").write_parquet(wide)
     assert main(["evaluate", str(wide)]) == 2
     assert "looks like" not in capsys.readouterr().err
+
+
+def test_query_dtype_with_qrels_of_another_dtype(tmp_path: Path) -> None:
+    # the documented rule (docs/semantics.md, key columns): Int64 for two integer dtypes,
+    # String (sorted as strings) against a TREC qrels file, whose ids are strings
+    run = pl.DataFrame(
+        {"query": [1, 1, 2, 10], "doc": ["a", "b", "c", "x"], "score": [2.0, 1.0, 1.0, 1.0]},
+        schema_overrides={"query": pl.Int32},
+    )
+    judged = pl.DataFrame({"query": [1, 2, 10], "doc": ["a", "c", "x"], "label": [1, 1, 1]})
+    got = preval.evaluate(run, ["AP"], qrels=judged).collect()
+    assert got.schema["query"] == pl.Int64 and got["query"].to_list() == [1, 2, 10]
+    path = tmp_path / "qrels.txt"
+    path.write_text("1 0 a 1\n2 0 c 1\n10 0 x 1\n")
+    got = preval.evaluate(run, ["AP"], qrels=str(path)).collect()
+    assert got.schema["query"] == pl.String and got["query"].to_list() == ["1", "10", "2"]
+    back = got.with_columns(pl.col("query").cast(pl.Int32)).join(run, on="query")
+    assert back.height == run.height
