@@ -320,3 +320,48 @@ def test_query_dtype_with_qrels_of_another_dtype(tmp_path: Path) -> None:
     assert got.schema["query"] == pl.String and got["query"].to_list() == ["1", "10", "2"]
     back = got.with_columns(pl.col("query").cast(pl.Int32)).join(run, on="query")
     assert back.height == run.height
+
+
+# --- the summary is SQL over the per-query table the same command writes --------------------
+
+SQL_MEASURES = ["AP", "GMAP", "P@10", "nDCG@10", "RR", "AUC-ROC", "AUC-PR", "Bpref", "GMBpref",
+                "Specificity", "Hits@10", "NumRet", "NumRel", "NumRelRet", "NumQ"]  # fmt: skip
+
+
+def test_the_summary_is_a_group_by_of_the_per_query_file(tmp_path: Path) -> None:
+    # every written file read back; each summary column is the SQL aggregate its catalogue
+    # `summary` kind names (mean: AVG, which skips nulls; sum: SUM; gmean: the floored
+    # geometric mean), with NumQ the group's row count (docs/semantics.md, summaries)
+    duckdb = pytest.importorskip("duckdb")
+    from preval.cli import main
+
+    pq, summary = tmp_path / "pq.parquet", tmp_path / "summary.parquet"
+    argv = ["evaluate", str(ROOT / "fixtures" / "example.parquet"), "--by", "system", "-q",
+            "--per-query", str(pq), "--summary", str(summary),
+            *(f"-m{m}" for m in SQL_MEASURES)]  # fmt: skip
+    assert main(argv) == 0
+    got = pl.read_parquet(summary)
+    per_query = pl.read_parquet(pq)
+    assert per_query.select("system", "query").is_duplicated().sum() == 0
+    assert per_query.schema == preval.evaluate(JOINED, SQL_MEASURES, by="system").collect_schema()
+    terms = []
+    for name in SQL_MEASURES:
+        kind, col = preval.parse(name).summary, f'"{name}"'
+        if name == "NumQ":
+            terms.append('COUNT(*) AS "NumQ"')
+        elif kind == "sum":
+            terms.append(f"SUM({col}) AS {col}")
+        elif kind == "gmean":
+            terms.append(f"EXP(AVG(LN(GREATEST({col}, 1e-5)))) AS {col}")
+        else:
+            terms.append(f"AVG({col}) AS {col}")
+    sql = f"SELECT system, {', '.join(terms)} FROM '{pq}' GROUP BY system ORDER BY system"
+    want = duckdb.sql(sql).pl()
+    assert got.columns == ["system", "NumQ", *[m for m in SQL_MEASURES if m != "NumQ"]]
+    for name in want.columns[1:]:
+        if preval.parse(name).summary == "sum" or name == "NumQ":
+            assert got[name].to_list() == want[name].to_list(), name
+        else:
+            assert got[name].to_list() == pytest.approx(want[name].to_list(), rel=1e-12), name
+    # the undefined values the means left out: AUC-ROC and Specificity are null somewhere
+    assert per_query["AUC-ROC"].null_count() > 0 and per_query["Specificity"].null_count() > 0
