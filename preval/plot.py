@@ -411,7 +411,7 @@ def compare_plot(
     if missing not in MISSING:
         msg = f"missing must be one of {', '.join(MISSING)}, got {missing!r}"
         raise InputError(msg)
-    table = io.scan(per_query, what="per-query table").collect()
+    table = io.scan(per_query, id_columns=(by, query), what="per-query table").collect()
     if measure not in table.columns or by not in table.columns:
         msg = f"per-query table: no column {measure if by in table.columns else by!r}"
         raise InputError(msg)

@@ -192,7 +192,7 @@ def analysis(
         plan runs.
     """
     _check(alpha, power)
-    lf = io.scan(per_query, what="per-query table")
+    lf = io.scan(per_query, id_columns=(by, query), what="per-query table")
     schema = lf.collect_schema()
     require_keys(schema.names(), (by, query), per_query)
     names = measure_names(schema, measures)  # as compare takes them: every rate by default

@@ -81,7 +81,7 @@ def risk(
         msg = f"risk alpha must be at least 0, got {alpha!r}"
         raise InputError(msg)
     _check(missing, MISSING, "missing")
-    lf = io.scan(per_query, what="per-query table")
+    lf = io.scan(per_query, id_columns=(by, query), what="per-query table")
     schema = lf.collect_schema()
     require_keys(schema.names(), (by, query), per_query)
     names = measure_names(schema, measures)

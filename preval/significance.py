@@ -115,7 +115,7 @@ def compare(
     (`missing`).
     """
     check_options(test, correction, missing, alpha, n_resamples)
-    table = io.scan(per_query, what="per-query table").collect()
+    table = io.scan(per_query, id_columns=(by, query), what="per-query table").collect()
     sources = require_keys(table.columns, (by, query), per_query)
     names = measure_names(table.schema, measures, sources)
     systems = systems_of(table, by, baseline, "per-query table", sources)

@@ -104,7 +104,9 @@ def summarize(
     polars.LazyFrame
         Sorted by `by`. With no keys, one row even for an empty input (``NumQ`` 0, rates null).
     """
-    lf = io.scan(per_query, what="per-query table")
+    # ids as written (a CSV's "007" stays "007", and is not one query with "7")
+    given = () if by is None else (by,) if isinstance(by, str) else tuple(by)
+    lf = io.scan(per_query, id_columns=(query, *given), what="per-query table")
     schema = lf.collect_schema()
     specs = measure_columns(schema)
     if not specs:

@@ -365,3 +365,23 @@ def test_the_summary_is_a_group_by_of_the_per_query_file(tmp_path: Path) -> None
             assert got[name].to_list() == pytest.approx(want[name].to_list(), rel=1e-12), name
     # the undefined values the means left out: AUC-ROC and Specificity are null somewhere
     assert per_query["AUC-ROC"].null_count() > 0 and per_query["Specificity"].null_count() > 0
+
+
+def test_a_per_query_csv_keeps_its_query_ids_as_written(tmp_path: Path) -> None:
+    # ids "007" and "7" are two queries; read back from a CSV they were inferred as integers,
+    # both 7: compare paired one query (the first row of each system), risk printed 7
+    from preval.power import analysis
+    from preval.risk_adjusted import risk
+
+    table = pl.DataFrame({"system": ["a", "a", "b", "b"], "query": ["007", "7", "007", "7"],
+                          "AP": [0.5, 0.25, 0.75, 0.5]})  # fmt: skip
+    path = tmp_path / "pq.csv"
+    table.write_csv(path)
+    got = preval.compare(str(path), baseline="a", correction="none")
+    assert got["queries"].item() == 2 and got["delta"].item() == 0.25
+    assert analysis(str(path), baseline="a").collect()["queries"].item() == 2
+    assert risk(str(path), baseline="a").collect()["query"].to_list() == ["007", "7"]
+    # the summary's bootstrap resamples two queries, as from the frame itself
+    kw = {"ci": 0.9, "ci_method": "percentile", "resamples": 200}
+    from_file = preval.summarize(str(path), **kw).collect()
+    assert from_file.equals(preval.summarize(table, **kw).collect())

@@ -169,7 +169,8 @@ def per_query_of(
         if args.runs:
             msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
             raise InputError(msg)
-        table = io.scan(args.input, what="per-query table")
+        keys = (getattr(args, "by", "system"), getattr(args, "query", "query"))
+        table = io.scan(args.input, id_columns=keys, what="per-query table")
         return table, getattr(args, "baseline", None), [], "the per-query table's queries"
     evaluated = argparse.Namespace(**vars(args))
     if qrels is not None:
