@@ -385,3 +385,23 @@ def test_a_per_query_csv_keeps_its_query_ids_as_written(tmp_path: Path) -> None:
     kw = {"ci": 0.9, "ci_method": "percentile", "resamples": 200}
     from_file = preval.summarize(str(path), **kw).collect()
     assert from_file.equals(preval.summarize(table, **kw).collect())
+
+
+def test_compare_says_when_a_per_query_table_repeats_its_pairs(tmp_path: Path, capsys) -> None:
+    # evaluate --bounds writes three rows per (system, query), one per bound: compare read
+    # the first of each (lower) without a word; the documented rule stands (the first row of a
+    # repeated pair counts) and stderr now says it, naming the column that tells them apart
+    from preval.cli import main
+
+    path = tmp_path / "bounds.parquet"
+    run = pl.read_csv(ROOT / "fixtures" / "example_run.csv").filter(pl.col("query") <= "q020")
+    qrels = pl.read_csv(ROOT / "fixtures" / "example_qrels.csv").filter(pl.col("query") <= "q020")
+    preval.bounds(run, ["AP"], qrels=qrels, by="system").collect().write_parquet(path)
+    assert main(["compare", "--per-query-table", str(path), "-m", "AP", "--baseline", "bm25"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 120 rows repeat a (system, query) pair of the per-query table" in err
+    assert "(other columns: bound)" in err
+    # one row per pair: nothing said
+    pl.read_parquet(path).filter(bound="upper").write_parquet(path)
+    assert main(["compare", "--per-query-table", str(path), "-m", "AP"]) == 0
+    assert "repeat" not in capsys.readouterr().err
