@@ -8,9 +8,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import preval
 from preval.errors import InputError
+
+from .profiles import examples
 
 ROOT = Path(__file__).resolve().parents[1]
 JOINED = pl.read_parquet(ROOT / "fixtures" / "example.parquet")
@@ -405,3 +409,52 @@ def test_compare_says_when_a_per_query_table_repeats_its_pairs(tmp_path: Path, c
     pl.read_parquet(path).filter(bound="upper").write_parquet(path)
     assert main(["compare", "--per-query-table", str(path), "-m", "AP"]) == 0
     assert "repeat" not in capsys.readouterr().err
+
+
+# --- a property: per-query rows are keys of the input; the summary is their group-by -------
+
+_ROW = st.tuples(
+    st.sampled_from(["a", "b", "c"]),  # system
+    st.sampled_from(["q1", "q2", "q3", "q4"]),  # query
+    st.sampled_from(["d1", "d2", "d3", "d4", "d5"]),  # doc
+    st.one_of(st.none(), st.sampled_from([0.5, 1.0, 2.0])),  # score (null: not retrieved)
+    st.one_of(st.none(), st.integers(0, 2)),  # label (null: unjudged)
+)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(st.lists(_ROW, max_size=40, unique_by=lambda r: r[:3]))
+def test_per_query_rows_join_back_and_the_summary_is_their_group_by(rows) -> None:
+    schema = {"system": pl.String, "query": pl.String, "doc": pl.String, "score": pl.Float64,
+              "label": pl.Int64}  # fmt: skip
+    data = pl.DataFrame(rows, schema=schema, orient="row")
+    measures = ["AP", "GMAP", "nDCG@3", "AUC-ROC", "NumRet", "NumRel"]
+    per_query = preval.evaluate(data, measures, by="system").collect()
+    keys = ["system", "query"]
+    # one row per key, each a (system, query) of the input with a judgment, in key order
+    assert per_query.select(keys).is_duplicated().sum() == 0
+    judged = data.filter(pl.col("label").is_not_null()).select(keys).unique()
+    assert per_query.select(keys).sort(keys).equals(judged.sort(keys))
+    assert per_query.select(keys).equals(per_query.select(keys).sort(keys))
+    assert per_query.schema == preval.evaluate(data.clear(), measures, by="system").collect_schema()
+    # the summary: AVG skipping nulls, SUM, the floored geometric mean; NumQ counts rows
+    summary = preval.summarize(per_query).collect()
+    want = (
+        per_query.group_by("system")
+        .agg(
+            pl.len().cast(pl.Int64).alias("NumQ"),
+            pl.col("AP").mean(),
+            pl.col("GMAP").clip(lower_bound=1e-5).log().mean().exp(),
+            pl.col("nDCG@3").mean(),
+            pl.col("AUC-ROC").mean(),
+            pl.col("NumRet").sum(),
+            pl.col("NumRel").sum(),
+        )
+        .sort("system")
+    )
+    assert summary.columns == want.columns
+    for name in want.columns[1:]:
+        got, expected = summary[name].to_list(), want[name].to_list()
+        assert [g is None for g in got] == [e is None for e in expected], name
+        pairs = [(g, e) for g, e in zip(got, expected, strict=True) if e is not None]
+        assert [g for g, _ in pairs] == pytest.approx([e for _, e in pairs], rel=1e-12), name
