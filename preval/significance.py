@@ -237,8 +237,9 @@ def systems_of(
 def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
     """Each measure's values as a systems x queries matrix (0 where a system lacks the query)
     and which were present, on that measure's query universe: the queries any system has
-    (``missing="zero"``) or those every system has (``"drop"``). Queries keep the order of
-    their first row, as a pivot of the table would.
+    (``missing="zero"``) or those every system has (``"drop"``). Queries in ascending order
+    of their ids, as `preval.summarize` adds them: whatever the table's row order, the
+    resamples see the same queries in the same places, and a mean is the summary's.
 
     The table is coded once for every measure (a query index by one join, a system index),
     and each measure's values are scattered into its matrix by those codes: no pivot per
@@ -249,7 +250,7 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
     while index in table.columns or row in table.columns:
         index, row = index + "_", row + "_"
     rows = table.lazy().filter(pl.col(by).is_not_null())
-    queries = rows.select(pl.col(query).unique(maintain_order=True)).collect()
+    queries = rows.select(pl.col(query).unique().sort()).collect()
     n_queries = queries.height
     if table.schema[by] in (pl.String, pl.Categorical):
         # the systems (sorted) as an enum: its codes are their positions, without a lookup
@@ -400,7 +401,9 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
     n, k = x.shape[1], len(pairs)
     stats = _paired_stats(x, cols, base)
     delta, sd = stats["mean"], stats["sd"]
-    means = x.mean(axis=1) if n else np.full(x.shape[0], np.nan)
+    # summed one by one in query order, as `preval.summarize` sums (numpy's mean is pairwise):
+    # where a system has every query, its mean here is the summary's to the last digit
+    means = np.cumsum(x, axis=1)[:, -1] / n if n else np.full(x.shape[0], np.nan)
     absent = ~present
     if absent.any():
         filled = [

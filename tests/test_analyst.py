@@ -458,3 +458,27 @@ def test_per_query_rows_join_back_and_the_summary_is_their_group_by(rows) -> Non
         assert [g is None for g in got] == [e is None for e in expected], name
         pairs = [(g, e) for g, e in zip(got, expected, strict=True) if e is not None]
         assert [g for g, _ in pairs] == pytest.approx([e for _, e in pairs], rel=1e-12), name
+
+
+def test_compare_means_are_the_summary_means_to_the_last_digit() -> None:
+    # every system has every query: compare's mean and baseline_mean are the summary's, bit
+    # for bit (numpy's pairwise mean differed in the last digits: 0.29416281377293285 for
+    # bm25's AP where the summary says 0.29416281377293296), so the two tables join on
+    # (system, measure) with equal numbers
+    per_query = preval.evaluate(JOINED, ["AP", "nDCG@10", "P@10", "RR"], by="system").collect()
+    summary = preval.summarize(per_query).collect()
+    got = preval.compare(per_query)
+    for row in got.iter_rows(named=True):
+        mean = summary.filter(system=row["system"])[row["measure"]].item()
+        base = summary.filter(system=row["baseline"])[row["measure"]].item()
+        assert (row["mean"], row["baseline_mean"]) == (mean, base), row
+
+
+def test_compare_is_the_same_table_for_any_row_order() -> None:
+    # the queries were taken in the order of their first row: a shuffled per-query table gave
+    # the same numbers only up to the order of summation (and other resampled query sets)
+    per_query = preval.evaluate(SMALL, ["AP", "P@10"], by="system").collect()
+    shuffled = per_query.sample(fraction=1.0, shuffle=True, seed=3)
+    for test in ("t", "randomization", "bootstrap"):
+        kw = {"test": test, "n_resamples": 500}
+        assert preval.compare(shuffled, **kw).equals(preval.compare(per_query, **kw)), test
