@@ -119,6 +119,7 @@ def compare(
     sources = require_keys(table.columns, (by, query), per_query)
     names = measure_names(table.schema, measures, sources)
     systems = systems_of(table, by, baseline, "per-query table", sources)
+    baseline = None if baseline is None else baseline_of(systems, baseline)
     pairs = (
         [(s, baseline) for s in systems if s != baseline]
         if baseline is not None
@@ -225,13 +226,22 @@ def systems_of(
     table was evaluated from that file, ``"per-query table pq.parquet: ..."`` when it was
     read from it."""
     systems = sorted(table[by].unique().drop_nulls().to_list())
-    if baseline is not None and baseline not in systems:
+    if baseline is not None and baseline_of(systems, baseline) is None:
         msg = f"{what}: baseline {baseline!r} is not a system of column {by!r} (systems: {systems})"
         raise InputError(validate.named(msg, sources))
     if len(systems) < 2:
         msg = f"{what}: compare needs at least two systems in column {by!r}, found {systems}"
         raise InputError(validate.named(msg, sources))
     return systems
+
+
+def baseline_of(systems: Sequence[object], baseline: object) -> object | None:
+    """The system `baseline` names: itself, or the one system whose name as a string it is
+    (``--baseline 1`` on the command line, where systems are numbered 1, 2, 3); None if none."""
+    if baseline in systems:
+        return baseline
+    named = [s for s in systems if str(s) == str(baseline)]
+    return named[0] if len(named) == 1 else None
 
 
 def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:

@@ -482,3 +482,24 @@ def test_compare_is_the_same_table_for_any_row_order() -> None:
     for test in ("t", "randomization", "bootstrap"):
         kw = {"test": test, "n_resamples": 500}
         assert preval.compare(shuffled, **kw).equals(preval.compare(per_query, **kw)), test
+
+
+def test_numbered_systems_take_a_baseline_by_its_number(tmp_path: Path, capsys) -> None:
+    # an integer system column: --baseline 1 (a string on the command line) was "baseline '1'
+    # is not a system of column 'system' (systems: [1, 2, 3])"
+    from preval.cli import main
+
+    numbered = SMALL.with_columns(
+        pl.col("system").replace_strict({"bm25": 1, "dense": 2, "hybrid": 3}, return_dtype=pl.Int8)
+    )
+    path = tmp_path / "numbered.parquet"
+    numbered.write_parquet(path)
+    per_query = preval.evaluate(numbered, ["AP"], by="system")
+    want = preval.compare(per_query, baseline=1)
+    assert want["baseline"].to_list() == ["1", "1"]
+    assert preval.compare(per_query, baseline="1").equals(want)
+    assert main(["compare", str(path), "-m", "AP", "--baseline", "1", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("2,1,AP,")
+    assert main(["evaluate", str(path), "--by", "system", "-m", "AP", "--compare", "1", "-q"]) == 0
+    assert main(["power", str(path), "-m", "AP", "--baseline", "1", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.count("\n2,1,AP,") == 1

@@ -234,7 +234,7 @@ def _evaluate(
         counts = lacking.select(args.by, "queries_judged_not_retrieved").iter_rows()
         notes.append(
             f"preval: judged queries a {'run' if inputs.runs else 'system'} did not answer, "
-            "scored 0 for it (trec_eval -c): " + ", ".join(f"{s} {n}" for s, n in counts)
+            "scored 0 for it (trec_eval -c): " + ", ".join(f"{s}: {n}" for s, n in counts)
         )
     return per_query, inputs.system(args.baseline), notes
 
