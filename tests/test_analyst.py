@@ -503,3 +503,7 @@ def test_numbered_systems_take_a_baseline_by_its_number(tmp_path: Path, capsys) 
     assert main(["evaluate", str(path), "--by", "system", "-m", "AP", "--compare", "1", "-q"]) == 0
     assert main(["power", str(path), "-m", "AP", "--baseline", "1", "--format", "csv"]) == 0
     assert capsys.readouterr().out.count("\n2,1,AP,") == 1
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "c.png"
+    assert main(["compare", str(path), "-m", "AP", "--baseline", "1", "--plot", str(plot)]) == 0
+    assert plot.stat().st_size > 0
