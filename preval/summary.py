@@ -360,9 +360,10 @@ def to_long(per_query: io.Source, index: Sequence[str]) -> pl.LazyFrame:
             "form (measure, value): rename it"
         )
         raise InputError(msg)
-    per_query = io.scan(per_query, what="per-query table")
+    per_query = io.scan(per_query, id_columns=tuple(index), what="per-query table")
     schema = per_query.collect_schema()
-    values = [c for c in schema.names() if c not in index and schema[c].is_integer()]
+    # counts (Int64), and a CSV's measure column without a value (read as strings): Float64
+    values = [c for c in schema.names() if c not in index and schema[c] != pl.Float64]
     return (
         per_query.with_columns(pl.col(values).cast(pl.Float64))
         .unpivot(index=list(index), variable_name="measure", value_name="value")

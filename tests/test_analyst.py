@@ -84,6 +84,9 @@ def test_a_per_query_csv_with_a_measure_column_without_values(tmp_path: Path) ->
     assert summary.columns == ["system", "NumQ", "AP", "AUC-ROC"]
     assert summary.schema["AUC-ROC"] == pl.Float64 and summary["AUC-ROC"].null_count() == 3
     assert summary["NumQ"].to_list() == [20, 20, 20]
+    # and its long form holds Float64 values (the strings made the value column String)
+    long = preval.to_long(str(path), ["system", "query"]).collect()
+    assert long.schema["value"] == pl.Float64 and long.height == 120
 
 
 def test_to_long_refuses_an_index_named_measure_or_value() -> None:
