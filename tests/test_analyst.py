@@ -510,3 +510,11 @@ def test_numbered_systems_take_a_baseline_by_its_number(tmp_path: Path, capsys) 
     plot = tmp_path / "c.png"
     assert main(["compare", str(path), "-m", "AP", "--baseline", "1", "--plot", str(plot)]) == 0
     assert plot.stat().st_size > 0
+
+
+def test_trec_evals_rprec_mult_names_are_aliases() -> None:
+    # trec_eval prints Rprec_mult_0.20 ... Rprec_mult_2.00; iprec_at_recall_0.10 parsed, this
+    # family did not ("cannot parse measure")
+    assert preval.parse("Rprec_mult_0.20").name == "Rprec(mult=0.2)"
+    assert preval.parse("Rprec_mult_1.00").name == "Rprec"
+    assert preval.parse("Rprec_mult.2").name == "Rprec(mult=2)"
