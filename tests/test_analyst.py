@@ -518,3 +518,15 @@ def test_trec_evals_rprec_mult_names_are_aliases() -> None:
     assert preval.parse("Rprec_mult_0.20").name == "Rprec(mult=0.2)"
     assert preval.parse("Rprec_mult_1.00").name == "Rprec"
     assert preval.parse("Rprec_mult.2").name == "Rprec(mult=2)"
+
+
+def test_the_undefined_count_of_bounds_counts_rows(tmp_path: Path, capsys) -> None:
+    # --bounds stacks three evaluations: the count of undefined values is of (query, bound)
+    # rows, and said so (it read "36 queries" of a 20-query table)
+    from preval.cli import main
+
+    path = tmp_path / "t.csv"
+    path.write_text("query,doc,score,label\nq1,a,1.0,1\nq1,b,0.5,0\nq2,c,1.0,1\n")
+    assert main(["evaluate", str(path), "-m", "AUC-ROC", "--bounds"]) == 0
+    err = capsys.readouterr().err
+    assert "AUC-ROC is undefined (null) for 3 (query, bound) rows with a single class" in err

@@ -172,12 +172,15 @@ def run(args: argparse.Namespace) -> int:
                 opts.semantics.queries, summary_df["NumQ"], per=", ".join(by)
             )
             print(note, file=sys.stderr)
+        # (with --bounds the table has a row per query and bound: those rows are counted)
+        noun = ("(query, bound) row", "(query, bound) rows") if args.bounds is not None else (
+            "query", "queries")  # fmt: skip
         for name in rates:
             if undefined[name][0]:
                 why = " with a single class" if name.startswith("AUC-") else ""
                 print(
                     f"preval: warning: {name} is undefined (null) for "
-                    f"{common.counted(undefined[name][0], 'query', 'queries')}{why}; "
+                    f"{common.counted(undefined[name][0], *noun)}{why}; "
                     "summaries average the others",
                     file=sys.stderr,
                 )
