@@ -530,3 +530,29 @@ def test_the_undefined_count_of_bounds_counts_rows(tmp_path: Path, capsys) -> No
     assert main(["evaluate", str(path), "-m", "AUC-ROC", "--bounds"]) == 0
     err = capsys.readouterr().err
     assert "AUC-ROC is undefined (null) for 3 (query, bound) rows with a single class" in err
+
+
+def test_the_command_says_when_a_system_of_a_joined_table_lacks_queries(
+    tmp_path: Path, capsys
+) -> None:
+    # the query-set line said "as trec_eval -c: every judged query counts" over "291 to 300"
+    # queries, and dense's mean was over its own 291 without a word (compare scored the
+    # other 9 zero, so the two commands printed two means for dense)
+    from preval.cli import main
+
+    path = tmp_path / "gap.parquet"
+    JOINED.filter(~((pl.col("system") == "dense") & (pl.col("query") < "q010"))).write_parquet(path)
+    assert main(["evaluate", str(path), "--by", "system", "-m", "AP"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "warning: system dense has no row for 9 of the 300 queries evaluated for some system" in err
+    )
+    assert err.count("has no row for") == 1
+    # every system with every query, or a key that splits the queries: nothing said
+    JOINED.write_parquet(path)
+    assert main(["evaluate", str(path), "--by", "system", "-m", "AP"]) == 0
+    assert "has no row for" not in capsys.readouterr().err
+    kind = pl.when(pl.col("query") < "q100").then(pl.lit("a")).otherwise(pl.lit("b"))
+    JOINED.filter(system="bm25").with_columns(kind=kind).write_parquet(path)
+    assert main(["evaluate", str(path), "--by", "kind", "-m", "AP"]) == 0
+    assert "has no row for" not in capsys.readouterr().err
