@@ -251,12 +251,21 @@ def _roc_points(ranked, groups, keys, conv: Convention, interpolate: bool) -> pl
     return _number(points, keys, ("fpr", "tpr"))
 
 
+# the total a rate divides by: null where it is 0, at the limit points as at every other
+_RATE_TOTAL = {"recall": _P, "tpr": _P, "fpr": _N}
+
+
 def _limit(groups, keys, order: int, x: float, y: float, names: tuple[str, str]):
+    def value(v: float, name: str) -> pl.Expr:
+        total = _RATE_TOTAL.get(name)
+        lit = pl.lit(v, dtype=pl.Float64)
+        return (lit if total is None else pl.when(pl.col(total) > 0).then(lit)).alias(name)
+
     return groups.select(
         *keys,
         pl.lit(order, dtype=pl.Int64).alias(_ORDER),
-        pl.lit(x).alias(names[0]),
-        pl.lit(y).alias(names[1]),
+        value(x, names[0]),
+        value(y, names[1]),
         pl.lit(None, dtype=pl.Float64).alias("score"),
     )
 

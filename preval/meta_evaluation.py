@@ -371,7 +371,7 @@ def discriminative_power(
         collected.
     """
     check_options(test, "none", missing, alpha, n_resamples)
-    source = io.scan(per_query, what="per-query table")
+    source = io.scan(per_query, id_columns=(by, query), what="per-query table")
     done: list[pl.DataFrame] = []
 
     def pairs() -> pl.DataFrame:

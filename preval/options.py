@@ -190,7 +190,7 @@ class Columns:
         by = self.by
         if isinstance(by, str) or by is None:
             by = () if by is None else (by,)
-        object.__setattr__(self, "by", tuple(by))
+        object.__setattr__(self, "by", tuple(dict.fromkeys(by)))  # a key given twice: once
         named = [("query", self.query), ("doc", self.doc), ("score", self.score),
                  ("label", self.label), ("subtopic", self.subtopic),
                  *[("by", b) for b in self.by]]  # fmt: skip

@@ -34,7 +34,7 @@ from .options import Options, accepts
 from .planner import Plan, build_plan
 from .planner.qrels import joined_table
 from .report import Outputs, check_place
-from .significance import MISSING, universe
+from .significance import MISSING, baseline_of, universe
 from .summary import summarize
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -411,14 +411,14 @@ def compare_plot(
     if missing not in MISSING:
         msg = f"missing must be one of {', '.join(MISSING)}, got {missing!r}"
         raise InputError(msg)
-    table = io.scan(per_query, what="per-query table").collect()
+    table = io.scan(per_query, id_columns=(by, query), what="per-query table").collect()
     if measure not in table.columns or by not in table.columns:
         msg = f"per-query table: no column {measure if by in table.columns else by!r}"
         raise InputError(msg)
     systems = sorted(table[by].unique().drop_nulls().to_list())
-    base = systems[0] if baseline is None else baseline
-    if base not in systems:
-        msg = f"baseline {base!r} is not a system of column {by!r} (systems: {systems})"
+    base = systems[0] if baseline is None else baseline_of(systems, baseline)
+    if base is None:  # (--baseline 1 names system 1 of an integer column)
+        msg = f"baseline {baseline!r} is not a system of column {by!r} (systems: {systems})"
         raise InputError(msg)
     x, _ = universe(table, measure, by, query, systems, missing)
     stats = extras.require("scipy.stats", "the plot's intervals")

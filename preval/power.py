@@ -27,7 +27,7 @@ import polars as pl
 
 from . import extras, io
 from .errors import InputError
-from .significance import measure_names
+from .significance import measure_names, require_keys
 
 
 def _stats():
@@ -192,12 +192,9 @@ def analysis(
         plan runs.
     """
     _check(alpha, power)
-    lf = io.scan(per_query, what="per-query table")
+    lf = io.scan(per_query, id_columns=(by, query), what="per-query table")
     schema = lf.collect_schema()
-    for column in (by, query):
-        if column not in schema:
-            msg = f"per-query table: missing column {column!r} (columns: {', '.join(schema)})"
-            raise InputError(msg)
+    require_keys(schema.names(), (by, query), per_query)
     names = measure_names(schema, measures)  # as compare takes them: every rate by default
     if sd is not None and not (sd >= 0):
         msg = f"sd must be a number >= 0, got {sd!r}"

@@ -17,7 +17,7 @@ import polars as pl
 
 from . import extras, io
 from .errors import InputError
-from .significance import EQUAL, MISSING, _check, measure_names
+from .significance import EQUAL, MISSING, _check, measure_names, require_keys
 
 SUMMARY = {
     "system": pl.String, "baseline": pl.String, "measure": pl.String, "alpha": pl.Float64,
@@ -48,10 +48,11 @@ def risk(
     Systems are paired with the baseline on `preval.compare`'s query universe, per measure:
     with ``missing="zero"`` every query any system has, a system (or the baseline) that lacks
     one scoring 0 there (trec_eval ``-c``; ``filled`` marks those rows); with ``"drop"`` only
-    the queries every system has. A null value is a missing one; a (system, query) given
-    twice counts once, the first row. A NaN value (of the system or of the baseline) leaves
-    its query's ``delta`` and ``risk`` null, as `preval.compare` leaves the statistics of a
-    pair with a NaN null (`risk_summary` then gives that system null URisk and TRisk).
+    the queries every system has. A null value (the measure undefined on the query) takes
+    the query out of that measure's universe, as in `preval.compare`; a (system, query)
+    given twice counts once, the first row. A NaN value (of the system or of the baseline)
+    leaves its query's ``delta`` and ``risk`` null, as `preval.compare` leaves the statistics
+    of a pair with a NaN null (`risk_summary` then gives that system null URisk and TRisk).
 
     Parameters
     ----------
@@ -80,12 +81,9 @@ def risk(
         msg = f"risk alpha must be at least 0, got {alpha!r}"
         raise InputError(msg)
     _check(missing, MISSING, "missing")
-    lf = io.scan(per_query, what="per-query table")
+    lf = io.scan(per_query, id_columns=(by, query), what="per-query table")
     schema = lf.collect_schema()
-    for column in (by, query):
-        if column not in schema:
-            msg = f"per-query table: missing column {column!r} (columns: {', '.join(schema)})"
-            raise InputError(msg)
+    require_keys(schema.names(), (by, query), per_query)
     names = measure_names(schema, measures)
     rows = (
         lf.filter(pl.col(by).is_not_null())
@@ -116,6 +114,9 @@ def _one_measure(rows, systems, name, baseline, alpha, by, query, missing) -> pl
             .filter(pl.col("__present") == pl.col("__systems"))
             .select(query)
         )
+    # a row whose value is null: undefined there, neither paired nor scored 0 (compare's rule)
+    undefined = rows.filter(pl.col(name).is_null()).select(query)
+    queries = queries.join(undefined, on=query, how="anti", nulls_equal=True)
     grid = (
         systems.join(queries, how="cross")
         .join(values, on=[by, query], how="left", nulls_equal=True)

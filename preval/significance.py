@@ -81,7 +81,10 @@ def compare(
     missing
         Every comparison of a measure is made on one query universe: ``"zero"`` takes every
         query some system has and scores 0 for a system that lacks it (trec_eval ``-c``);
-        ``"drop"`` takes the queries every system has. The ``queries`` and
+        ``"drop"`` takes the queries every system has. A query where some system's row
+        holds a null (the measure is undefined there, as AUC-ROC of a ranking of one class)
+        leaves that measure's universe either way: an undefined value is no score, neither
+        paired nor scored 0 (the summary leaves it out of its mean too). The ``queries`` and
         ``queries_filled`` columns say how many were compared, and how many of those the
         system or the baseline lacked.
 
@@ -105,21 +108,18 @@ def compare(
     not 0 give the t-test p = 0 (t is infinite, as scipy's), with a null effect size and a
     zero-width interval; so do differences equal up to rounding (0.6 - 0.5 and 0.2 - 0.1:
     an sd at most 1e-12 of the mean difference is taken as 0), where scipy's `ttest_rel`
-    warns of lost precision and returns a t of about 1e15 from the rounding. A NaN value (unlike a
-    missing one, a null) makes its pairs' means, delta, interval, p-value and effect size
-    null, and they leave the correction's family; for Tukey's HSD, which pools every
-    system's variance, every pair's.
+    warns of lost precision and returns a t of about 1e15 from the rounding. A NaN value makes
+    its pairs' means, delta, interval, p-value and effect size null, and they leave the
+    correction's family; for Tukey's HSD, which pools every system's variance, every
+    pair's. A null value (undefined) leaves its query out of the measure's universe
+    (`missing`).
     """
     check_options(test, correction, missing, alpha, n_resamples)
-    table = io.scan(per_query, what="per-query table").collect()
-    sources = validate.path_sources({"per-query table": per_query})
-    for column in (by, query):
-        if column not in table.columns:
-            have = ", ".join(table.columns)
-            msg = f"per-query table: missing column {column!r} (columns: {have})"
-            raise InputError(validate.named(msg, sources))
+    table = io.scan(per_query, id_columns=(by, query), what="per-query table").collect()
+    sources = require_keys(table.columns, (by, query), per_query)
     names = measure_names(table.schema, measures, sources)
     systems = systems_of(table, by, baseline, "per-query table", sources)
+    baseline = None if baseline is None else baseline_of(systems, baseline)
     pairs = (
         [(s, baseline) for s in systems if s != baseline]
         if baseline is not None
@@ -226,7 +226,7 @@ def systems_of(
     table was evaluated from that file, ``"per-query table pq.parquet: ..."`` when it was
     read from it."""
     systems = sorted(table[by].unique().drop_nulls().to_list())
-    if baseline is not None and baseline not in systems:
+    if baseline is not None and baseline_of(systems, baseline) is None:
         msg = f"{what}: baseline {baseline!r} is not a system of column {by!r} (systems: {systems})"
         raise InputError(validate.named(msg, sources))
     if len(systems) < 2:
@@ -235,11 +235,21 @@ def systems_of(
     return systems
 
 
+def baseline_of(systems: Sequence[object], baseline: object) -> object | None:
+    """The system `baseline` names: itself, or the one system whose name as a string it is
+    (``--baseline 1`` on the command line, where systems are numbered 1, 2, 3); None if none."""
+    if baseline in systems:
+        return baseline
+    named = [s for s in systems if str(s) == str(baseline)]
+    return named[0] if len(named) == 1 else None
+
+
 def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
     """Each measure's values as a systems x queries matrix (0 where a system lacks the query)
     and which were present, on that measure's query universe: the queries any system has
-    (``missing="zero"``) or those every system has (``"drop"``). Queries keep the order of
-    their first row, as a pivot of the table would.
+    (``missing="zero"``) or those every system has (``"drop"``). Queries in ascending order
+    of their ids, as `preval.summarize` adds them: whatever the table's row order, the
+    resamples see the same queries in the same places, and a mean is the summary's.
 
     The table is coded once for every measure (a query index by one join, a system index),
     and each measure's values are scattered into its matrix by those codes: no pivot per
@@ -250,7 +260,7 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
     while index in table.columns or row in table.columns:
         index, row = index + "_", row + "_"
     rows = table.lazy().filter(pl.col(by).is_not_null())
-    queries = rows.select(pl.col(query).unique(maintain_order=True)).collect()
+    queries = rows.select(pl.col(query).unique().sort()).collect()
     n_queries = queries.height
     if table.schema[by] in (pl.String, pl.Categorical):
         # the systems (sorted) as an enum: its codes are their positions, without a lookup
@@ -290,15 +300,35 @@ def _universes(table, names, by, query, systems, missing) -> dict[str, tuple]:
         x.reshape(-1)[cells] = values if first is None else values[first]
         if coded[f"{i}present"].all():
             present = given
+            keep = given.all(axis=0) if missing == "drop" else given.any(axis=0)
         else:
             has = coded[f"{i}present"].to_numpy()
             present = np.zeros(shape, dtype=bool)
             present.reshape(-1)[cells] = has if first is None else has[first]
-        keep = present.all(axis=0) if missing == "drop" else present.any(axis=0)
+            # a row whose value is null (the measure is undefined there: AUC-ROC of a ranking
+            # of one class) is no score to pair, nor a query the system lacks (which scores
+            # 0): the query leaves this measure's universe, as it leaves the summary's mean
+            defined = ~(given & ~present).any(axis=0)
+            keep = given.all(axis=0) if missing == "drop" else given.any(axis=0)
+            keep &= defined
         if not keep.all():
             x, present = x[:, keep], present[:, keep]
         out[name] = (x, present)
     return out
+
+
+def require_keys(
+    columns: Sequence[str], keys: Iterable[str], per_query: object
+) -> tuple[tuple[str, str], ...]:
+    """Raise `InputError` naming the per-query table (its file, when given as a path) and
+    the first of `keys` (the system and query columns) it lacks; return its sources, for
+    other messages (`validate.named`)."""
+    sources = validate.path_sources({"per-query table": per_query})
+    for column in keys:
+        if column not in columns:
+            msg = f"per-query table: missing column {column!r} (columns: {', '.join(columns)})"
+            raise InputError(validate.named(msg, sources))
+    return sources
 
 
 def universe(
@@ -381,7 +411,9 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
     n, k = x.shape[1], len(pairs)
     stats = _paired_stats(x, cols, base)
     delta, sd = stats["mean"], stats["sd"]
-    means = x.mean(axis=1) if n else np.full(x.shape[0], np.nan)
+    # summed one by one in query order, as `preval.summarize` sums (numpy's mean is pairwise):
+    # where a system has every query, its mean here is the summary's to the last digit
+    means = np.cumsum(x, axis=1)[:, -1] / n if n else np.full(x.shape[0], np.nan)
     absent = ~present
     if absent.any():
         filled = [

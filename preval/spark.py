@@ -46,7 +46,7 @@ from .spark_arrow import (
     default_buckets,
 )
 from .spark_fusion import fuse as fuse  # preval.spark.fuse: fusion where the runs live
-from .summary import measure_columns
+from .summary import default_keys, measure_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -187,7 +187,8 @@ def summarize(
         A per-query table as `evaluate` returns it (Spark DataFrame).
     by
         Grouping columns. Default: every column that is neither `query` nor a measure;
-        ``[]`` for one overall row.
+        ``[]`` for one overall row. A table with such columns but no `query` column is
+        refused (its query column has another name: pass it).
     query
         Name of the query column.
 
@@ -206,9 +207,9 @@ def summarize(
         msg = "per-query table: no measure columns found (expected names like AP, P@10)"
         raise InputError(msg)
     if by is None:
-        keys = [c for c in names if c != query and c not in specs]
+        keys = default_keys(names, specs, query)
     else:
-        keys = [by] if isinstance(by, str) else list(by)
+        keys = [by] if isinstance(by, str) else list(dict.fromkeys(by))
         missing = [k for k in keys if k not in names]
         if missing:
             msg = f"per-query table: missing by column(s) {', '.join(missing)}"

@@ -19,14 +19,38 @@ CI_LOW, CI_HIGH = "_ci_low", "_ci_high"
 
 
 def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
-    """Columns of a per-query table that are measures (their names parse as one)."""
+    """Columns of a per-query table that are measures: their names parse as one and they
+    hold numbers, or strings (a CSV column with no value at all is read as strings); a
+    categorical, date or nested column named ``G`` is a key, not a measure."""
     found = {}
-    for name in schema.names():
+    for name, dtype in schema.items():
+        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null, pl.String)):
+            continue
         try:
             found[name] = parse(name, hint=False)
         except MeasureError:
             continue
     return found
+
+
+def default_keys(names: Sequence[str], specs: dict[str, Spec], query: str) -> list[str]:
+    """The by keys of a summary without `by`: every column that is neither `query` nor a
+    measure nor a ``relstring@k`` column.
+
+    A table with such columns but without `query` is refused: its query column is most likely
+    named otherwise (``evaluate(..., query="qid")`` keeps the name), and taken for a key it
+    would make every query a group of one (NumQ 1, the "means" the queries' own values).
+    """
+    keys = [c for c in names if c != query and c not in specs and not c.startswith(RELSTRING)]
+    if keys and query not in names:
+        guess = keys[-1]  # (evaluate puts the query column after the by keys)
+        msg = (
+            f"per-query table: no query column {query!r} (columns that are not measures: "
+            f"{', '.join(keys)}); name it as evaluate was told, query={guess!r} "
+            f"(--query {guess}), or give the groups with by= (by=[] for one overall row)"
+        )
+        raise MissingColumnError(msg)
+    return keys
 
 
 @accepts("summarize")
@@ -80,7 +104,9 @@ def summarize(
     polars.LazyFrame
         Sorted by `by`. With no keys, one row even for an empty input (``NumQ`` 0, rates null).
     """
-    lf = io.scan(per_query, what="per-query table")
+    # ids as written (a CSV's "007" stays "007", and is not one query with "7")
+    given = () if by is None else (by,) if isinstance(by, str) else tuple(by)
+    lf = io.scan(per_query, id_columns=(query, *given), what="per-query table")
     schema = lf.collect_schema()
     specs = measure_columns(schema)
     if not specs:
@@ -92,32 +118,23 @@ def summarize(
             )
         raise InputError(msg)
     if by is None:
-        keys = [
-            c
-            for c in schema.names()
-            if c != query and c not in specs and not c.startswith(RELSTRING)
-        ]
-        if keys and query not in schema:
-            # evaluated with query="user", summarized without it: every key column would be a
-            # by key, the query column among them, and each "summary" row one query's
-            guess = keys[-1]  # (evaluate puts the query column after the by keys)
-            msg = (
-                f"per-query table: no query column {query!r} (columns that are not measures: "
-                f"{', '.join(keys)}); name it as evaluate was told, query={guess!r} "
-                f"(--query {guess}), or give the groups with by= (by=[] for one overall row)"
-            )
-            raise MissingColumnError(msg)
+        keys = default_keys(schema.names(), specs, query)
     else:
-        keys = [by] if isinstance(by, str) else list(by)
+        keys = [by] if isinstance(by, str) else list(dict.fromkeys(by))  # (twice: once)
         missing = [k for k in keys if k not in schema]
         if missing:
             msg = f"per-query table: missing by column(s) {', '.join(missing)}"
             raise InputError(msg)
+    if "NumQ" in keys:  # else Polars' DuplicateError when the plan runs
+        msg = "per-query table: by column 'NumQ' has the name of the summary's count: rename it"
+        raise InputError(msg)
     aggs = [pl.len().cast(pl.Int64).alias("NumQ")]
     for name, spec in specs.items():
         if spec.definition.name == "NumQ":
             continue
         col = pl.col(name)
+        if schema[name] == pl.String:  # (a CSV's column without a value: nulls as strings)
+            col = col.cast(pl.Float64)
         if spec.summary == "sum":
             agg = col.sum()
         elif spec.summary == "gmean":
@@ -336,9 +353,17 @@ def to_long(per_query: io.Source, index: Sequence[str]) -> pl.LazyFrame:
     (Int64 in the wide form) reads there as ``12.0``; cast the rows of a count back with
     ``pl.col("value").cast(pl.Int64)`` where an integer is wanted.
     """
-    per_query = io.scan(per_query, what="per-query table")
+    taken = [c for c in index if c in ("measure", "value")]
+    if taken:
+        msg = (
+            f"per-query table: key column {taken[0]!r} has the name of a column of the long "
+            "form (measure, value): rename it"
+        )
+        raise InputError(msg)
+    per_query = io.scan(per_query, id_columns=tuple(index), what="per-query table")
     schema = per_query.collect_schema()
-    values = [c for c in schema.names() if c not in index and schema[c].is_integer()]
+    # counts (Int64), and a CSV's measure column without a value (read as strings): Float64
+    values = [c for c in schema.names() if c not in index and schema[c] != pl.Float64]
     return (
         per_query.with_columns(pl.col(values).cast(pl.Float64))
         .unpivot(index=list(index), variable_name="measure", value_name="value")

@@ -68,6 +68,8 @@ def require_columns(
             "to .tsv; write other separators as commas)"
         )
         raise MissingColumnError(msg)
+    if "score" in absent:
+        msg += _evaluated_hint(schema)
     optional = {r: n for r, n in (optional or {}).items() if r not in columns}
     taken = {name for name in (*columns.values(), *optional.values()) if name in schema}
     extra = {role: name for role, name in optional.items() if name not in schema}
@@ -87,6 +89,27 @@ def require_columns(
             f"as the score (df.assign(score=-df[{ranks[0]!r}]), pl.col({ranks[0]!r}).neg())"
         )
     raise MissingColumnError(msg)
+
+
+def _evaluated_hint(schema: pl.Schema) -> str:
+    """What to say when a table of results (a per-query table, wide or long, or a summary) is
+    given where rankings are read: the mistake of `preval compare per_query.parquet`."""
+    from .summary import measure_columns  # (the error path only)
+
+    if {"measure", "value"} <= set(schema.names()):
+        kind = "a per-query table in the long form (measure, value columns)"
+    else:
+        measures = list(measure_columns(schema))
+        if not measures:
+            return ""
+        shown = ", ".join(measures[:4]) + (", ..." if len(measures) > 4 else "")
+        table = "a summary" if measures[0] == "NumQ" else "a per-query table"
+        kind = f"{table} (measure columns {shown})"
+    return (
+        f"; it looks like {kind}, not rankings: compare, power and agreement read a wide "
+        "per-query table with --per-query-table (Python: preval.compare(table), "
+        "preval.summarize(table))"
+    )
 
 
 _RANKS = ("rank", "ranking", "position", "pos", "rank_position")

@@ -425,7 +425,7 @@ def test_the_command_says_which_run_lacks_judged_queries(capsys) -> None:
     _, err = capsys.readouterr()
     assert rc == 0, err
     # c has no line for q40: scored 0 when evaluated, so compare itself finds no gap
-    assert "judged queries a run did not answer, scored 0 for it (trec_eval -c): c 1\n" in err
+    assert "judged queries a run did not answer, scored 0 for it (trec_eval -c): c: 1\n" in err
     assert "40 queries per comparison" in err
     rc = main(["compare", *RUN_FILES[:2], "--qrels", QRELS_FILE, "-m", "AP"])
     _, err = capsys.readouterr()

@@ -159,6 +159,28 @@ def add_input_arguments(p: argparse.ArgumentParser, measures_help: str) -> None:
                    help="INPUT is a per-query table (as evaluate --per-query writes)")  # fmt: skip
 
 
+def _repeats(table: pl.LazyFrame, keys: tuple[str, str]) -> list[str]:
+    """A warning when rows of the per-query table repeat a (system, query) pair (the table of
+    ``evaluate --bounds``, one row per bound; a table stacked from two evaluations): the first
+    row of each counts (`preval.compare`), which a reader should know."""
+    from ..summary import measure_columns
+
+    schema = table.collect_schema()
+    if any(k not in schema for k in keys):
+        return []  # (compare names the missing column)
+    repeated = table.select(pl.len() - pl.struct(keys).n_unique()).collect().item()
+    if not repeated:
+        return []
+    measures = measure_columns(schema)
+    others = [c for c in schema.names() if c not in keys and c not in measures]
+    told = f" (other columns: {', '.join(others)})" if others else ""
+    return [
+        f"preval: warning: {repeated:,} rows repeat a (system, query) pair of the per-query "
+        f"table{told}: the first row of each pair counts; filter the table to one row per "
+        "pair (one bound, one run) to compare what you mean"
+    ]
+
+
 def per_query_of(
     args: argparse.Namespace, qrels: str | None = None
 ) -> tuple[pl.DataFrame | pl.LazyFrame, str | None, list[str], str]:
@@ -169,8 +191,10 @@ def per_query_of(
         if args.runs:
             msg = "--per-query-table reads one table; run files are evaluated (drop the option)"
             raise InputError(msg)
-        table = io.scan(args.input, what="per-query table")
-        return table, getattr(args, "baseline", None), [], "the per-query table's queries"
+        keys = (getattr(args, "by", "system"), getattr(args, "query", "query"))
+        table = io.scan(args.input, id_columns=keys, what="per-query table")
+        notes = _repeats(table, keys)
+        return table, getattr(args, "baseline", None), notes, "the per-query table's queries"
     evaluated = argparse.Namespace(**vars(args))
     if qrels is not None:
         evaluated.qrels = qrels
@@ -210,7 +234,7 @@ def _evaluate(
         counts = lacking.select(args.by, "queries_judged_not_retrieved").iter_rows()
         notes.append(
             f"preval: judged queries a {'run' if inputs.runs else 'system'} did not answer, "
-            "scored 0 for it (trec_eval -c): " + ", ".join(f"{s} {n}" for s, n in counts)
+            "scored 0 for it (trec_eval -c): " + ", ".join(f"{s}: {n}" for s, n in counts)
         )
     return per_query, inputs.system(args.baseline), notes
 

@@ -12,7 +12,7 @@ import polars as pl
 
 from .. import options, report, validate
 from ..errors import PrevalError
-from ..measures import from_ir_measures
+from ..measures import from_ir_measures, parse
 from ..planner import Plan, build_plan
 from ..ranking import QUERY
 from ..summary import summarize
@@ -152,10 +152,12 @@ def run(args: argparse.Namespace) -> int:
 
         per_query = _bounds(args, inputs, opts, plan, per_query)
         by = [*by, unjudged.BOUND]
-    auc = [c for c in plan.measure_names if c.startswith("AUC-")]
+    # measures undefined (null) on some queries: the summary's means leave those out
+    rates = [c for c in plan.measure_names if not parse(c).is_count]
     # (with --ci: each rate's bounds beside it, in every output; a bootstrap runs here)
     outputs = [summarize(per_query, by=by, query=args.query, options=opts), plan.audit(),
-               per_query.select(pl.col(auc).null_count())]  # fmt: skip
+               per_query.select(pl.col(rates).null_count(),
+                                pl.col(args.query).n_unique().alias(_ALL_QUERIES))]  # fmt: skip
     shown = plan.per_query("long") if args.long else per_query  # (the per-query output, if any)
     with warnings.catch_warnings(), report.Outputs() as files:
         warnings.simplefilter("ignore")  # polars' own warnings are not the user's business here
@@ -171,12 +173,18 @@ def run(args: argparse.Namespace) -> int:
                 opts.semantics.queries, summary_df["NumQ"], per=", ".join(by)
             )
             print(note, file=sys.stderr)
-        for name in auc:
+        if args.qrels is None and len(by) == 1 and opts.semantics.queries == "judged":
+            _lacking(summary_df, by[0], undefined[_ALL_QUERIES][0])
+        # (with --bounds the table has a row per query and bound: those rows are counted)
+        noun = ("(query, bound) row", "(query, bound) rows") if args.bounds is not None else (
+            "query", "queries")  # fmt: skip
+        for name in rates:
             if undefined[name][0]:
+                why = " with a single class" if name.startswith("AUC-") else ""
                 print(
                     f"preval: warning: {name} is undefined (null) for "
-                    f"{common.counted(undefined[name][0], 'query', 'queries')} with a single "
-                    "class; summaries average the others",
+                    f"{common.counted(undefined[name][0], *noun)}{why}; "
+                    "summaries average the others",
                     file=sys.stderr,
                 )
     if per_query_printed:  # (held in memory: a file gets it streamed)
@@ -197,6 +205,27 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(report.render(table, args.format))
     return 0
+
+
+_ALL_QUERIES = "__preval_all_queries"
+
+
+def _lacking(summary_df: pl.DataFrame, by: str, queries: int) -> None:
+    """Warn of each system of a joined table that has no row for some of the queries another
+    system was evaluated on: they are not scored for it (with qrels they would score 0, as
+    trec_eval -c), so its means are over fewer queries, and compare scores them 0. Groups
+    that share no query (a topic segment as the key) are not systems: nothing is said."""
+    if summary_df["NumQ"].sum() <= queries:
+        return
+    for system, n in summary_df.select(by, "NumQ").iter_rows():
+        if n < queries:
+            print(
+                f"preval: warning: {by} {system} has no row for {queries - n:,} of the "
+                f"{queries:,} queries evaluated for some {by} (a joined table: its means are "
+                f"over its own {n:,}; compare scores the others 0; give the run and --qrels "
+                "to score them 0 here, as trec_eval -c)",
+                file=sys.stderr,
+            )
 
 
 def _per_query_on_stdout(args: argparse.Namespace) -> bool:
@@ -239,6 +268,18 @@ def print_audit(audit_df: pl.DataFrame) -> None:
     }  # fmt: skip
     parts += [common.counted(totals[k], *text) for k, text in labels.items() if totals.get(k)]
     print("preval: " + "; ".join(parts), file=sys.stderr)
+    keys = [c for c in audit_df.columns if c != "queries_evaluated" and c not in labels]
+    if keys and totals["queries_evaluated"]:
+        # a group (a system of a joined table) whose queries were all dropped has no row in
+        # the per-query table or the summary: the totals above do not say which vanished
+        empty = audit_df.filter(pl.col("queries_evaluated") == 0).select(keys).rows()
+        for group in empty:
+            named = ", ".join(f"{k} {v}" for k, v in zip(keys, group, strict=True))
+            print(
+                f"preval: warning: no query evaluated for {named} (no judged query): "
+                "no summary row",
+                file=sys.stderr,
+            )
 
 
 def _bounds(

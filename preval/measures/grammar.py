@@ -87,6 +87,9 @@ def parse(text: str, *, hint: bool = True) -> Spec:
     ranx_rbp = re.fullmatch(r"rbp\.(\d+)", raw)  # ranx: rbp.95 is p = 0.95, graded
     if ranx_rbp:
         raw = f"RBP(p=0.{ranx_rbp[1]},gain=label)"
+    mult = re.fullmatch(r"Rprec_mult[._](\d+(?:\.\d+)?)", raw)  # trec_eval's Rprec_mult_0.20
+    if mult:
+        raw = f"Rprec(mult={mult[1]})"
     ranx_level = _RANX_LEVEL.match(raw)
     if ranx_level and ranx_level["name"].lower() in _ALIASES:
         raise MeasureError(_ranx_level_message(text, ranx_level))

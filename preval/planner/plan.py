@@ -27,7 +27,7 @@ import polars as pl
 
 from .. import inputs, io, validate
 from ..conventions import get_convention
-from ..errors import MeasureError, MissingColumnError
+from ..errors import InputError, MeasureError, MissingColumnError
 from ..measures import Spec, diversity, ideal_keys, parse_all, reads_judged_rows
 from ..options import Columns, Hints, Options, Semantics
 from ..ranking import (
@@ -36,6 +36,7 @@ from ..ranking import (
     LABEL,
     PAD,
     QUERY,
+    RELSTRING,
     ROW,
     RUN,
     SCORE,
@@ -259,6 +260,15 @@ def build_plan(
         tuple(s.name for s in parse_all(measures)), columns, options.semantics, qrels,
         tuple(dict.fromkeys(relstrings)), sources,
     )  # fmt: skip
+    # the per-query table's columns, and the summary's NumQ
+    outputs = {*recipe.measures, *(f"{RELSTRING}{k}" for k in recipe.relstrings), "NumQ"}
+    for role, name in [*(("by", b) for b in columns.by), ("query", columns.query)]:
+        if name in outputs:  # else Polars' DuplicateError, with its plan, at collect time
+            msg = (
+                f"{role} column {name!r} has the name of an output column (a measure of the "
+                "per-query table, or the summary's NumQ): rename it in the input"
+            )
+            raise InputError(msg)
     plan = build(data, recipe, Hints(rows_per_query=rows_per_query))
     if run_files is not None and not plan.joined_qrels:  # (the joined table has more rows)
         plan = dataclasses.replace(plan, count_rows=partial(io.count_lines, run_files))
@@ -268,6 +278,28 @@ def build_plan(
     if files and not plan.paths:
         plan = dataclasses.replace(plan, paths=files)
     return plan
+
+
+def _qrels_only(exc: MissingColumnError, data, qrels, by: list[str]) -> None:
+    """Raise a clearer error when a missing `by` column is a column of the qrels: a segment
+    of the queries that the run lacks (a `by` column is read from the run, and joined on
+    when the qrels have it too)."""
+    if qrels is None:
+        return
+    try:  # (the error path only: reading two schemas again costs nothing that matters)
+        have = io.scan(data).collect_schema().names()
+        judged = io.scan(qrels).collect_schema().names()
+    except Exception:  # the original error stands
+        return
+    theirs = [b for b in by if b not in have and b in judged]
+    if theirs:
+        what = f"input {data}" if isinstance(data, (str, Path)) else "input"
+        msg = (
+            f"{what}: by column {theirs[0]!r} is a column of the qrels only: a by column is "
+            "read from the run (and joined on when the qrels have it too); join it onto the "
+            "run first, or join the per-query table with it and summarize(..., by=...)"
+        )
+        raise MissingColumnError(msg) from exc
 
 
 def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
@@ -296,10 +328,14 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
     names = {**dict(zip(keys, by_cols, strict=True)), QUERY: query}
     roles = recipe.columns.roles
 
-    run_lf, run_schema = inputs.read(
-        data, query=query, by=by_cols, doc=doc, score=score, label=label,
-        needs_label=qrels is None, counts=list(count_columns.values()),
-    )  # fmt: skip
+    try:
+        run_lf, run_schema = inputs.read(
+            data, query=query, by=by_cols, doc=doc, score=score, label=label,
+            needs_label=qrels is None, counts=list(count_columns.values()),
+        )  # fmt: skip
+    except MissingColumnError as exc:
+        _qrels_only(exc, data, qrels, by_cols)
+        raise
     has_doc = doc in run_schema
     if qrels is not None and not has_doc:
         msg = f"input: missing doc column {doc!r}, needed to join the run with qrels"
