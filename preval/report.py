@@ -18,7 +18,7 @@ import polars as pl
 
 from .errors import InputError
 from .io import file_size_limit
-from .summary import measure_columns
+from .measures import measure_columns
 
 FORMATS = ("table", "csv", "json")  # printed on stdout; Parquet goes to --summary x.parquet
 _SUFFIXES = {

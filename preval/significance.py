@@ -18,7 +18,7 @@ import polars as pl
 
 from . import extras, io, validate
 from .errors import InputError
-from .summary import measure_columns
+from .measures import measure_columns
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")

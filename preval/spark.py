@@ -32,7 +32,7 @@ import pyarrow as pa
 from . import custom
 from .api import evaluate as local_evaluate
 from .errors import InputError
-from .measures import GMAP_FLOOR
+from .measures import GMAP_FLOOR, measure_columns
 from .options import Options, accepts
 from .spark_arrow import (
     _BUCKET,
@@ -46,7 +46,7 @@ from .spark_arrow import (
     default_buckets,
 )
 from .spark_fusion import fuse as fuse  # preval.spark.fuse: fusion where the runs live
-from .summary import default_keys, measure_columns
+from .summary import default_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -8,29 +8,14 @@ from functools import partial
 import polars as pl
 
 from . import io
-from .errors import InputError, MeasureError, MissingColumnError
-from .measures import GMAP_FLOOR, Spec, parse
+from .errors import InputError, MissingColumnError
+from .measures import GMAP_FLOOR, Spec, measure_columns
 from .options import Intervals, Options, accepts
 from .ranking import RELSTRING
 
 # the suffixes of a rate's interval columns (``AP_ci_low``, ``AP_ci_high``): compare's
 # ``ci_low``/``ci_high``, after the measure's name; no such name parses as a measure
 CI_LOW, CI_HIGH = "_ci_low", "_ci_high"
-
-
-def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
-    """Columns of a per-query table that are measures: their names parse as one and they
-    hold numbers, or strings (a CSV column with no value at all is read as strings); a
-    categorical, date or nested column named ``G`` is a key, not a measure."""
-    found = {}
-    for name, dtype in schema.items():
-        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null, pl.String)):
-            continue
-        try:
-            found[name] = parse(name, hint=False)
-        except MeasureError:
-            continue
-    return found
 
 
 def default_keys(names: Sequence[str], specs: dict[str, Spec], query: str) -> list[str]:

@@ -94,7 +94,7 @@ def require_columns(
 def _evaluated_hint(schema: pl.Schema) -> str:
     """What to say when a table of results (a per-query table, wide or long, or a summary) is
     given where rankings are read: the mistake of `preval compare per_query.parquet`."""
-    from .summary import measure_columns  # (the error path only)
+    from .measures import measure_columns  # (the error path only)
 
     if {"measure", "value"} <= set(schema.names()):
         kind = "a per-query table in the long form (measure, value columns)"

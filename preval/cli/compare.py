@@ -163,7 +163,7 @@ def _repeats(table: pl.LazyFrame, keys: tuple[str, str]) -> list[str]:
     """A warning when rows of the per-query table repeat a (system, query) pair (the table of
     ``evaluate --bounds``, one row per bound; a table stacked from two evaluations): the first
     row of each counts (`preval.compare`), which a reader should know."""
-    from ..summary import measure_columns
+    from ..measures import measure_columns
 
     schema = table.collect_schema()
     if any(k not in schema for k in keys):

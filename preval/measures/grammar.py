@@ -77,6 +77,21 @@ _MLLIB = re.compile(
 )
 
 
+def measure_columns(schema: pl.Schema) -> dict[str, Spec]:
+    """Columns of a per-query table that are measures: their names parse as one and they
+    hold numbers, or strings (a CSV column with no value at all is read as strings); a
+    categorical, date or nested column named ``G`` is a key, not a measure."""
+    found = {}
+    for name, dtype in schema.items():
+        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null, pl.String)):
+            continue
+        try:
+            found[name] = parse(name, hint=False)
+        except MeasureError:
+            continue
+    return found
+
+
 def parse(text: str, *, hint: bool = True) -> Spec:
     """Parse one measure request into a `Spec`, or raise `MeasureError` saying what is wrong.
 
