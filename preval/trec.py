@@ -42,13 +42,13 @@ class TrecMeasure:
     def expand(self, params: Sequence[str] | None) -> list[tuple[str, str]]:
         """(output name, catalogue measure) pairs for the given or default parameters."""
         if self.cutoffs == "long":
-            values = sorted({_long(self.name, p) for p in (params or self.defaults)})
+            values = self._distinct(_long, params)
             return [(f"{self.name}_{v}", self.to_preval(str(v))) for v in values]
         if self.cutoffs == "mult":
-            values = sorted({_positive(self.name, p) for p in (params or self.defaults)})
+            values = self._distinct(_positive, params)
             return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
         if self.cutoffs == "float":
-            values = sorted({_fraction(self.name, p) for p in (params or self.defaults)})
+            values = self._distinct(_fraction, params)
             return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
         if self.cutoffs == "pairs":  # rel_level=gain pairs: one measure, named as given
             if not params:
@@ -61,6 +61,16 @@ class TrecMeasure:
                 raise MeasureError(msg)
             return [(f"{self.name}_{params[0]}", self.to_preval(params[0]))]
         return [(self.name, self.to_preval(None))]
+
+    def _distinct(self, read: Callable[[str, str], float], params: Sequence[str] | None) -> list:
+        """The cutoffs read, ascending; two equal ones (``P.5,05``) are refused, as trec_eval
+        refuses them (``duplicate cutoffs detected``, meas_init.c), rather than printed once."""
+        values = [read(self.name, p) for p in (params or self.defaults)]
+        if len(set(values)) != len(values):
+            given = ",".join(params or ())
+            msg = f"trec measure {self.name}: duplicate cutoffs in {given!r} (as trec_eval says)"
+            raise MeasureError(msg)
+        return sorted(values)
 
 
 def _long(name: str, text: str) -> int:
@@ -104,6 +114,13 @@ def _utility(param: str | None) -> str:
         msg = f"trec measure utility takes four numbers a,b,c,d, got {param!r}"
         raise MeasureError(msg)
     return "Utility(" + ",".join(f"{k}={v!r}" for k, v in zip("abcd", numbers, strict=True)) + ")"
+
+
+def _with_docs(measure: str, docs: int) -> str:
+    """``Utility`` or ``Utility(a=...)`` with trec_eval's ``-N`` as its ``docs`` parameter."""
+    if measure.endswith(")"):
+        return f"{measure[:-1]},docs={docs})"
+    return f"{measure}(docs={docs})"
 
 
 def _fixed(measure: str) -> Callable[[str | None], str]:
@@ -225,7 +242,12 @@ OFFICIAL = (
 # 10.0 only (9.0.8's all_trec has neither)
 NOT_IN_ALL_TREC = ("rbp", "rbp_resid")
 ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in NOT_IN_ALL_TREC)
-NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC}
+# trec_eval's `set` nickname: the measures of the retrieved set, whatever its order
+SET = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+    "set_relative_P", "set_map", "set_F",
+)  # fmt: skip
+NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC, "set": SET}
 
 
 @dataclass(frozen=True)
@@ -238,11 +260,12 @@ class Line:
     per_query: bool
 
 
-def parse_m(options: Sequence[str]) -> list[Line]:
+def parse_m(options: Sequence[str], docs: int = 0) -> list[Line]:
     """trec_eval ``-m`` options (``official``, ``P.5,10``, ``ndcg_cut.10`` ...) -> lines.
 
     As in trec_eval, the first parameter list given for a measure wins, and lines come in the
-    order of trec_eval's measure table.
+    order of trec_eval's measure table. `docs` is trec_eval's ``-N`` (the collection size,
+    read by ``utility``'s d term only; 0 by default, as there).
     """
     chosen: dict[str, list[str] | None] = {}
     for option in options or ["official"]:
@@ -264,6 +287,8 @@ def parse_m(options: Sequence[str]) -> list[Line]:
     for m in TREC_MEASURES:
         if m.name in chosen:
             for out_name, measure in m.expand(chosen[m.name]):
+                if m.name == "utility" and docs:
+                    measure = _with_docs(measure, docs)
                 column = measure if m.kind == "string" else parse(measure).name
                 lines.append(Line(out_name, m.kind, column, m.per_query))
     return lines

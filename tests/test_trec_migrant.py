@@ -1,0 +1,138 @@
+"""`preval trec` as a shell script written for trec_eval calls it: flags, nicknames, errors.
+
+Differential tests: each case runs `preval trec --trec-version 10` and trec_eval 10.0-rc3
+with the same arguments on small hand-written files and compares stdout byte for byte and the
+exit status (0, or a failure: trec_eval exits 1, 2 or 4 where preval exits 2 with one line).
+They need trec_eval's binary at /tmp/te/trec_eval (or $TREC_EVAL) and skip without it; CI has
+none, so every case whose output is compared is ALSO pinned below as a literal: that literal is
+trec_eval 10.0-rc3's output for those files and flags, captured from the binary.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from preval.cli import main
+
+TREC_EVAL = os.environ.get("TREC_EVAL", "/tmp/te/trec_eval")
+needs_trec_eval = pytest.mark.skipif(
+    shutil.which(TREC_EVAL) is None, reason=f"no trec_eval binary at {TREC_EVAL}"
+)
+
+QRELS = """\
+101 0 d1 1
+101 0 d2 0
+101 0 d3 2
+101 0 d4 1
+102 0 d1 0
+102 0 d5 1
+"""
+RUN = """\
+101 Q0 d1 1 3.0 sysA
+101 Q0 d2 2 2.5 sysA
+101 Q0 d9 3 2.0 sysA
+101 Q0 d3 4 1.0 sysA
+102 Q0 d5 1 0.7 sysA
+102 Q0 d7 2 0.2 sysA
+"""
+
+# trec_eval 10.0-rc3's stdout for QRELS and RUN, per argument list (before the two files)
+PINNED: dict[tuple[str, ...], str] = {
+    # the `set` nickname: measures.c's set_names, printed in the measure table's order
+    ("-m", "set"): """\
+runid                 \tall\tsysA
+num_q                 \tall\t2
+num_ret               \tall\t6
+num_rel               \tall\t4
+num_rel_ret           \tall\t3
+utility               \tall\t0.0000
+set_P                 \tall\t0.5000
+set_relative_P        \tall\t0.8333
+set_recall            \tall\t0.8333
+set_map               \tall\t0.4167
+set_F                 \tall\t0.6190
+""",
+    # -N: the collection size of utility's d term, d·(N + tp − n − R):
+    # 101: 2·2 − 1·2 + 0 + 1·(1000 + 2 − 4 − 3) = 997; 102: 2·1 − 1 + (1000 + 1 − 2 − 1) = 999
+    ("-N", "1000", "-q", "-m", "utility.2,-1,0,1"): """\
+utility_2,-1,0,1      \t101\t997.0000
+utility_2,-1,0,1      \t102\t999.0000
+utility_2,-1,0,1      \tall\t998.0000
+""",
+    ("-N50", "-m", "utility.0,0,0,1"): "utility_0,0,0,1       \tall\t46.5000\n",
+    ("--Number_docs_in_coll=50", "-m", "utility.0,0,0,1"): (
+        "utility_0,0,0,1       \tall\t46.5000\n"
+    ),
+    # trec_eval's long options
+    ("--query_eval_wanted", "--measure", "map", "--nosummary"): """\
+map                   \t101\t0.5000
+map                   \t102\t1.0000
+""",
+    (
+        "--complete_rel_info_wanted", "--level_for_rel", "2", "--Judged_docs_only",
+        "--Max_retrieved_per_topic", "2", "--measure", "P.1,2",
+    ): "P_1                   \tall\t0.0000\nP_2                   \tall\t0.0000\n",
+    # the default formats, named
+    ("-R", "qrels", "-T", "trec_results", "-m", "map"): "map                   \tall\t0.7500\n",
+    ("--Rel_info_format", "qrels", "-m", "map"): "map                   \tall\t0.7500\n",
+}  # fmt: skip
+
+# trec_eval fails (exit 1, 2 or 4, nothing on stdout); preval exits 2 with one line
+FAILING: list[tuple[str, ...]] = [
+    ("-m", "P.5,5"),  # trec_eval: duplicate cutoffs detected
+    ("-m", "P.10,5,010"),
+    ("-m", "iprec_at_recall.0.5,0.50"),
+    ("-m", "success.1,1"),
+    ("-R", "prefs", "-m", "map"),  # a qrels file is no prefs file: Malformed line 1
+    ("-R", "qrels_jg", "-m", "map"),
+    ("-T", "other", "-m", "map"),
+]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    return str(tmp_path / "qrels"), str(tmp_path / "run")
+
+
+def preval_trec(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        rc = main(["trec", "--trec-version", "10", *args])
+    except SystemExit as stop:  # an argparse usage error
+        rc = int(stop.code or 0)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("args", list(PINNED), ids=" ".join)
+def test_pinned_trec_eval_output(capsys, files, args) -> None:
+    rc, out, err = preval_trec(capsys, *args, *files)
+    assert rc == 0, err
+    assert out == PINNED[args]
+
+
+@pytest.mark.parametrize("args", FAILING, ids=" ".join)
+def test_where_trec_eval_fails_preval_says_one_line(capsys, files, args) -> None:
+    rc, out, err = preval_trec(capsys, *args, *files)
+    assert rc == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("preval: error:")
+
+
+@needs_trec_eval
+@pytest.mark.parametrize("args", [*PINNED, *FAILING], ids=" ".join)
+def test_same_as_trec_eval_binary(capsys, files, args) -> None:
+    te = subprocess.run([TREC_EVAL, *args, *files], capture_output=True, text=True, check=False)
+    rc, out, _ = preval_trec(capsys, *args, *files)
+    assert out == te.stdout
+    assert (rc == 0) == (te.returncode == 0)
+    if args in PINNED:  # the literal above is still the binary's output
+        assert te.stdout == PINNED[args]
