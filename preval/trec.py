@@ -74,10 +74,13 @@ class TrecMeasure:
 
 
 def _long(name: str, text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
+    # blanks around a cutoff and a leading '+' are read, as trec_eval's atol reads them
+    # (`-m "P.5, 10"` is P_5 and P_10 there); anything else is refused
+    digits = text.strip(" \t\n\v\f\r").removeprefix("+")
+    if not digits.isascii() or not digits.isdigit() or int(digits) < 1:
         msg = f"trec measure {name}: cutoffs must be whole numbers > 0, got {text!r}"
         raise MeasureError(msg)
-    return int(text)
+    return int(digits)
 
 
 def _fraction(name: str, text: str) -> float:
@@ -270,7 +273,10 @@ def parse_m(options: Sequence[str], docs: int = 0) -> list[Line]:
     chosen: dict[str, list[str] | None] = {}
     for option in options or ["official"]:
         name, _, params = option.partition(".")
-        if name in NICKNAMES and not params:
+        if name in NICKNAMES and params:  # (trec_eval ignores them: refused, not guessed)
+            msg = f"-m {option}: {name} names a set of measures and takes no parameters"
+            raise MeasureError(msg)
+        if name in NICKNAMES:
             for member in NICKNAMES[name]:
                 chosen.setdefault(member, None)
             continue

@@ -77,6 +77,13 @@ map                   \t102\t1.0000
         "--complete_rel_info_wanted", "--level_for_rel", "2", "--Judged_docs_only",
         "--Max_retrieved_per_topic", "2", "--measure", "P.1,2",
     ): "P_1                   \tall\t0.0000\nP_2                   \tall\t0.0000\n",
+    # cutoffs are read as atol reads them: blanks around them and a leading '+'
+    ("-m", "P.5, 10"): "P_5                   \tall\t0.3000\nP_10                  \tall\t0.1500\n",
+    ("-m", "P.+5", "-m", "recall. 5 ,10"): """\
+P_5                   \tall\t0.3000
+recall_5              \tall\t0.8333
+recall_10             \tall\t0.8333
+""",
     # the default formats, named
     ("-R", "qrels", "-T", "trec_results", "-m", "map"): "map                   \tall\t0.7500\n",
     ("--Rel_info_format", "qrels", "-m", "map"): "map                   \tall\t0.7500\n",
@@ -91,6 +98,12 @@ FAILING: list[tuple[str, ...]] = [
     ("-R", "prefs", "-m", "map"),  # a qrels file is no prefs file: Malformed line 1
     ("-R", "qrels_jg", "-m", "map"),
     ("-T", "other", "-m", "map"),
+]
+
+# preval refuses (exit 2, one line) where trec_eval silently ignores what it was given
+REFUSED: list[tuple[str, ...]] = [
+    ("-m", "set.5"),  # trec_eval ignores a nickname's parameters
+    ("-m", "official.P"),
 ]
 
 
@@ -117,7 +130,7 @@ def test_pinned_trec_eval_output(capsys, files, args) -> None:
     assert out == PINNED[args]
 
 
-@pytest.mark.parametrize("args", FAILING, ids=" ".join)
+@pytest.mark.parametrize("args", [*FAILING, *REFUSED], ids=" ".join)
 def test_where_trec_eval_fails_preval_says_one_line(capsys, files, args) -> None:
     rc, out, err = preval_trec(capsys, *args, *files)
     assert rc == 2
