@@ -149,3 +149,33 @@ def test_same_as_trec_eval_binary(capsys, files, args) -> None:
     assert (rc == 0) == (te.returncode == 0)
     if args in PINNED:  # the literal above is still the binary's output
         assert te.stdout == PINNED[args]
+
+
+# A deliberate difference (docs/trec.md): gains less than 1 apart. Query 7 judges d1 grade 1
+# (gain 3.5, given) and d3 grade 3 (gain 3, its grade); the run ranks d3 then d1.
+# DCG = 3/log2(2) + 3.5/log2(3) = 5.2083. preval's ideal ranking is by gain, d1 then d3:
+# 3.5 + 3/log2(3) = 5.3928, nDCG = 0.9658. trec_eval 10.0-rc3's comparator truncates
+# 3.5 - 3 to 0, keeps grade 3 first, and prints 1.0000.
+GAINS_QRELS = "7 0 d1 1\n7 0 d3 3\n"
+GAINS_RUN = "7 Q0 d3 1 2 g\n7 Q0 d1 2 1 g\n"
+
+
+@pytest.fixture
+def gains_files(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "qrels").write_text(GAINS_QRELS)
+    (tmp_path / "run").write_text(GAINS_RUN)
+    return str(tmp_path / "qrels"), str(tmp_path / "run")
+
+
+def test_gains_less_than_one_apart_rank_the_ideal_by_gain(capsys, gains_files) -> None:
+    rc, out, err = preval_trec(capsys, "-m", "ndcg.1=3.5", *gains_files)
+    assert rc == 0, err
+    assert out == "ndcg_1=3.5            \tall\t0.9658\n"
+
+
+@needs_trec_eval
+def test_gains_less_than_one_apart_trec_eval_differs(gains_files) -> None:
+    te = subprocess.run(
+        [TREC_EVAL, "-m", "ndcg.1=3.5", *gains_files], capture_output=True, text=True, check=True
+    )
+    assert te.stdout == "ndcg_1=3.5            \tall\t1.0000\n"  # documented in docs/trec.md
