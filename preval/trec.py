@@ -232,19 +232,20 @@ TREC_MEASURES: list[TrecMeasure] = [
     TrecMeasure("set_map", "float", _fixed("SetAP")),
     TrecMeasure("set_F", "float", _set_f),
     TrecMeasure("num_nonrel_judged_ret", "int", _fixed("NumNonrelJudgedRet")),
-    # trec_eval 10 only: not in all_trec here (9.0.8 has neither)
+    # trec_eval 10 only: in all_trec with --trec-version 10 (9.0.8 has none of them)
     TrecMeasure("rbp", "float", _rbp("RBP", ",gain=scaled"), cutoffs="pairs"),
     TrecMeasure("rbp_resid", "float", _rbp("RBPResid", ""), cutoffs="pairs"),
+    TrecMeasure("unj", "float", lambda p: f"Unjudged@{p}", ("5", "10", "20"), "long"),
 ]
 BY_NAME = {m.name: m for m in TREC_MEASURES}
 OFFICIAL = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P",
 )  # fmt: skip
-# trec_eval's all_trec, less version 10's unj, and less NOT_IN_ALL_TREC: rbp and rbp_resid are
-# 10.0 only (9.0.8's all_trec has neither)
-NOT_IN_ALL_TREC = ("rbp", "rbp_resid")
-ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in NOT_IN_ALL_TREC)
+# trec_eval 9.0.8's all_trec; 10.0's adds ONLY_10 (measures.c's trec_names)
+ONLY_10 = ("rbp", "rbp_resid", "unj")
+ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in ONLY_10)
+ALL_TREC_10 = tuple(m.name for m in TREC_MEASURES)
 # trec_eval's `set` nickname: the measures of the retrieved set, whatever its order
 SET = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
@@ -263,21 +264,23 @@ class Line:
     per_query: bool
 
 
-def parse_m(options: Sequence[str], docs: int = 0) -> list[Line]:
+def parse_m(options: Sequence[str], docs: int = 0, version: int = 9) -> list[Line]:
     """trec_eval ``-m`` options (``official``, ``P.5,10``, ``ndcg_cut.10`` ...) -> lines.
 
     As in trec_eval, the first parameter list given for a measure wins, and lines come in the
     order of trec_eval's measure table. `docs` is trec_eval's ``-N`` (the collection size,
-    read by ``utility``'s d term only; 0 by default, as there).
+    read by ``utility``'s d term only; 0 by default, as there); `version` trec_eval's
+    (``all_trec`` of version 10 holds ``rbp``, ``rbp_resid`` and ``unj`` too).
     """
+    nicknames = {**NICKNAMES, "all_trec": ALL_TREC_10} if version >= 10 else NICKNAMES
     chosen: dict[str, list[str] | None] = {}
     for option in options or ["official"]:
         name, _, params = option.partition(".")
-        if name in NICKNAMES and params:  # (trec_eval ignores them: refused, not guessed)
+        if name in nicknames and params:  # (trec_eval ignores them: refused, not guessed)
             msg = f"-m {option}: {name} names a set of measures and takes no parameters"
             raise MeasureError(msg)
-        if name in NICKNAMES:
-            for member in NICKNAMES[name]:
+        if name in nicknames:
+            for member in nicknames[name]:
                 chosen.setdefault(member, None)
             continue
         if name not in BY_NAME:

@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         if given != known:
             msg = f"{flag} {given}: preval trec reads only trec_eval's {known} format"
             raise InputError(msg)
-    lines = trec_eval.parse_m(args.measures, docs=args.docs)
+    lines = trec_eval.parse_m(args.measures, docs=args.docs, version=args.trec_version)
     strings = [line for line in lines if line.kind == "string"]  # relstring: not a measure
     measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
     # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone
