@@ -304,14 +304,16 @@ def parse_m(options: Sequence[str], docs: int = 0, version: int = 9) -> list[Lin
 
 
 def format_value(line: Line, value: float | str) -> str:
-    """A value as trec_eval prints it: %6.4f for rates, %ld for counts, the runid as is, a
-    relstring in single quotes."""
+    """A value as trec_eval prints it: %6.4f for rates (a NaN with its sign, as C prints it),
+    %ld for counts, the runid as is, a relstring in single quotes."""
     if line.kind == "runid":
         return str(value)
     if line.kind == "string":
         return f"'{value}'"
     if line.kind in ("int", "numq"):
         return str(int(value))
+    if math.isnan(value):  # C's printf keeps a NaN's sign ("-nan": x86's 0/0), Python drops it
+        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     return f"{value:6.4f}"
 
 

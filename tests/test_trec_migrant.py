@@ -260,3 +260,51 @@ def test_all_trec_of_version_10_as_the_binary(capsys, tmp_path, flags) -> None:
         return [line for line in text.splitlines() if not line.startswith("rbp ")]
 
     assert kept(out) == kept(te.stdout)
+
+
+# A deliberate difference (docs/trec.md): Rndcg without a positive gain. At -l 0, query 11
+# (D1 judged 0) has R = 1 but every ideal gain is 0: no R-level, so trec_eval 10.0-rc3 divides
+# 0 by 0 and prints "  -nan" (and a NaN mean); preval reports 0, as it does for iprec after -J.
+# The run also retrieves D5 and D7, unjudged: preval used to count the level after the last
+# ideal gain there (DCG/IDCG = 0/0) and printed "   nan".
+NAN_QRELS = "11 0 D1 0\n12 0 D1 1\n"
+NAN_RUN = "11 Q0 D1 1 3 t\n11 Q0 D5 2 2 t\n11 Q0 D7 3 1 t\n12 Q0 D1 1 1 t\n"
+NAN_ARGS = ("-q", "-l", "0", "-m", "Rndcg")
+
+
+@pytest.fixture
+def nan_files(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "qrels").write_text(NAN_QRELS)
+    (tmp_path / "run").write_text(NAN_RUN)
+    return str(tmp_path / "qrels"), str(tmp_path / "run")
+
+
+def test_rndcg_without_a_positive_gain_is_0(capsys, nan_files) -> None:
+    rc, out, err = preval_trec(capsys, *NAN_ARGS, *nan_files)
+    assert rc == 0, err
+    assert out == (
+        "Rndcg                 \t11\t0.0000\n"
+        "Rndcg                 \t12\t1.0000\n"
+        "Rndcg                 \tall\t0.5000\n"
+    )
+
+
+@needs_trec_eval
+def test_rndcg_without_a_positive_gain_trec_eval_differs(nan_files) -> None:
+    te = subprocess.run([TREC_EVAL, *NAN_ARGS, *nan_files], capture_output=True, text=True)
+    assert te.stdout == (
+        "Rndcg                 \t11\t  -nan\n"
+        "Rndcg                 \t12\t1.0000\n"
+        "Rndcg                 \tall\t  -nan\n"
+    )
+
+
+def test_format_value_gives_nan_its_sign() -> None:
+    # "%6.4f" of a NaN in C keeps its sign ("  -nan": x86's 0.0/0.0 has the sign bit set);
+    # Python's format drops it
+    from preval.trec import Line, format_value
+
+    line = Line("map", "float", "AP", per_query=True)
+    assert format_value(line, float("nan")) == "   nan"
+    assert format_value(line, -float("nan")) == "  -nan"
+    assert format_value(line, 0.25) == "0.2500"
