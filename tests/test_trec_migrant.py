@@ -134,11 +134,16 @@ REFUSED: list[tuple[str, ...]] = [
 ]
 
 
+def write(folder: Path, qrels: str, run: str) -> tuple[str, str]:
+    """The qrels and run texts as files in `folder`: their paths."""
+    (folder / "qrels").write_text(qrels)
+    (folder / "run").write_text(run)
+    return str(folder / "qrels"), str(folder / "run")
+
+
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[str, str]:
-    (tmp_path / "qrels").write_text(QRELS)
-    (tmp_path / "run").write_text(RUN)
-    return str(tmp_path / "qrels"), str(tmp_path / "run")
+    return write(tmp_path, QRELS, RUN)
 
 
 def preval_trec(capsys, *args: str) -> tuple[int, str, str]:
@@ -189,9 +194,7 @@ GAINS_RUN = "7 Q0 d3 1 2 g\n7 Q0 d1 2 1 g\n"
 
 @pytest.fixture
 def gains_files(tmp_path: Path) -> tuple[str, str]:
-    (tmp_path / "qrels").write_text(GAINS_QRELS)
-    (tmp_path / "run").write_text(GAINS_RUN)
-    return str(tmp_path / "qrels"), str(tmp_path / "run")
+    return write(tmp_path, GAINS_QRELS, GAINS_RUN)
 
 
 def test_gains_less_than_one_apart_rank_the_ideal_by_gain(capsys, gains_files) -> None:
@@ -249,9 +252,7 @@ def test_all_trec_of_version_10_as_the_binary(capsys, tmp_path, flags) -> None:
     # 10.0-rc3's m_rbp.c reads two uninitialised doubles (min, max), so its value depends on
     # what ran before it (docs/trec.md)
     qrels = QRELS + ("103 0 d1 1\n" if "-c" in flags else "")
-    (tmp_path / "qrels").write_text(qrels)
-    (tmp_path / "run").write_text(RUN)
-    args = [*flags, "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    args = [*flags, "-m", "all_trec", *write(tmp_path, qrels, RUN)]
     te = subprocess.run([TREC_EVAL, *args], capture_output=True, text=True, check=True)
     rc, out, err = preval_trec(capsys, *args)
     assert rc == 0, err
@@ -274,9 +275,7 @@ NAN_ARGS = ("-q", "-l", "0", "-m", "Rndcg")
 
 @pytest.fixture
 def nan_files(tmp_path: Path) -> tuple[str, str]:
-    (tmp_path / "qrels").write_text(NAN_QRELS)
-    (tmp_path / "run").write_text(NAN_RUN)
-    return str(tmp_path / "qrels"), str(tmp_path / "run")
+    return write(tmp_path, NAN_QRELS, NAN_RUN)
 
 
 def test_rndcg_without_a_positive_gain_is_0(capsys, nan_files) -> None:
