@@ -114,6 +114,7 @@ unj_3                 \tall\t0.0000
     # the default formats, named
     ("-R", "qrels", "-T", "trec_results", "-m", "map"): "map                   \tall\t0.7500\n",
     ("--Rel_info_format", "qrels", "-m", "map"): "map                   \tall\t0.7500\n",
+    ("-D", "0", "-m", "map"): "map                   \tall\t0.7500\n",  # debug level 0: none
 }  # fmt: skip
 
 # trec_eval fails (exit 1, 2 or 4, nothing on stdout); preval exits 2 with one line
@@ -125,12 +126,14 @@ FAILING: list[tuple[str, ...]] = [
     ("-R", "prefs", "-m", "map"),  # a qrels file is no prefs file: Malformed line 1
     ("-R", "qrels_jg", "-m", "map"),
     ("-T", "other", "-m", "map"),
+    ("-Z", "/nonexistent/zscores", "-m", "map"),  # trec_eval: Cannot read zscores file
 ]
 
 # preval refuses (exit 2, one line) where trec_eval silently ignores what it was given
 REFUSED: list[tuple[str, ...]] = [
     ("-m", "set.5"),  # trec_eval ignores a nickname's parameters
     ("-m", "official.P"),
+    ("-D", "1", "-m", "map"),  # trec_eval's debug output is not reproduced
 ]
 
 

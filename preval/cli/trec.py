@@ -9,7 +9,7 @@ import polars as pl
 
 from .. import io, options, report
 from .. import trec as trec_eval
-from ..errors import InputError
+from ..errors import InputError, PrevalError
 from ..options import Options
 from ..planner import build_plan
 from ..summary import summarize
@@ -105,6 +105,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="documents in the collection, for utility's d term (default 0, as trec_eval)",
     )
     tr.add_argument(
+        "-D",
+        "--Debug_level",
+        dest="debug",
+        default="0",
+        metavar="LEVEL",
+        help="trec_eval's debug level: only 0 (its default) is taken; no debug output",
+    )
+    tr.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscore",
+        default=None,
+        metavar="FILE",
+        help="trec_eval's Z scores: refused (preval trec prints raw scores only)",
+    )
+    tr.add_argument(
         "-R",
         "--Rel_info_format",
         dest="rel_format",
@@ -153,6 +169,13 @@ def run(args: argparse.Namespace) -> int:
         if given != known:
             msg = f"{flag} {given}: preval trec reads only trec_eval's {known} format"
             raise InputError(msg)
+    # trec_eval's -D and -Z are refused by name, rather than as unknown flags
+    if args.debug != "0":
+        msg = f"-D {args.debug}: preval trec prints no debug output (only -D 0 is taken)"
+        raise PrevalError(msg)
+    if args.zscore is not None:
+        msg = f"-Z {args.zscore}: preval trec does not print Z scores (trec_eval's -Z)"
+        raise PrevalError(msg)
     lines = trec_eval.parse_m(args.measures, docs=args.docs, version=args.trec_version)
     strings = [line for line in lines if line.kind == "string"]  # relstring: not a measure
     measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
