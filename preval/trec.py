@@ -42,13 +42,13 @@ class TrecMeasure:
     def expand(self, params: Sequence[str] | None) -> list[tuple[str, str]]:
         """(output name, catalogue measure) pairs for the given or default parameters."""
         if self.cutoffs == "long":
-            values = sorted({_long(self.name, p) for p in (params or self.defaults)})
+            values = self._distinct(_long, params)
             return [(f"{self.name}_{v}", self.to_preval(str(v))) for v in values]
         if self.cutoffs == "mult":
-            values = sorted({_positive(self.name, p) for p in (params or self.defaults)})
+            values = self._distinct(_positive, params)
             return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
         if self.cutoffs == "float":
-            values = sorted({_fraction(self.name, p) for p in (params or self.defaults)})
+            values = self._distinct(_fraction, params)
             return [(f"{self.name}_{v:3.2f}", self.to_preval(repr(v))) for v in values]
         if self.cutoffs == "pairs":  # rel_level=gain pairs: one measure, named as given
             if not params:
@@ -62,12 +62,25 @@ class TrecMeasure:
             return [(f"{self.name}_{params[0]}", self.to_preval(params[0]))]
         return [(self.name, self.to_preval(None))]
 
+    def _distinct(self, read: Callable[[str, str], float], params: Sequence[str] | None) -> list:
+        """The cutoffs read, ascending; two equal ones (``P.5,05``) are refused, as trec_eval
+        refuses them (``duplicate cutoffs detected``, meas_init.c), rather than printed once."""
+        values = [read(self.name, p) for p in (params or self.defaults)]
+        if len(set(values)) != len(values):
+            given = ",".join(params or ())
+            msg = f"trec measure {self.name}: duplicate cutoffs in {given!r} (as trec_eval says)"
+            raise MeasureError(msg)
+        return sorted(values)
+
 
 def _long(name: str, text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
+    # blanks around a cutoff and a leading '+' are read, as trec_eval's atol reads them
+    # (`-m "P.5, 10"` is P_5 and P_10 there); anything else is refused
+    digits = text.strip(" \t\n\v\f\r").removeprefix("+")
+    if not digits.isascii() or not digits.isdigit() or int(digits) < 1:
         msg = f"trec measure {name}: cutoffs must be whole numbers > 0, got {text!r}"
         raise MeasureError(msg)
-    return int(text)
+    return int(digits)
 
 
 def _fraction(name: str, text: str) -> float:
@@ -104,6 +117,13 @@ def _utility(param: str | None) -> str:
         msg = f"trec measure utility takes four numbers a,b,c,d, got {param!r}"
         raise MeasureError(msg)
     return "Utility(" + ",".join(f"{k}={v!r}" for k, v in zip("abcd", numbers, strict=True)) + ")"
+
+
+def _with_docs(measure: str, docs: int) -> str:
+    """``Utility`` or ``Utility(a=...)`` with trec_eval's ``-N`` as its ``docs`` parameter."""
+    if measure.endswith(")"):
+        return f"{measure[:-1]},docs={docs})"
+    return f"{measure}(docs={docs})"
 
 
 def _fixed(measure: str) -> Callable[[str | None], str]:
@@ -212,20 +232,26 @@ TREC_MEASURES: list[TrecMeasure] = [
     TrecMeasure("set_map", "float", _fixed("SetAP")),
     TrecMeasure("set_F", "float", _set_f),
     TrecMeasure("num_nonrel_judged_ret", "int", _fixed("NumNonrelJudgedRet")),
-    # trec_eval 10 only: not in all_trec here (9.0.8 has neither)
+    # trec_eval 10 only: in all_trec with --trec-version 10 (9.0.8 has none of them)
     TrecMeasure("rbp", "float", _rbp("RBP", ",gain=scaled"), cutoffs="pairs"),
     TrecMeasure("rbp_resid", "float", _rbp("RBPResid", ""), cutoffs="pairs"),
+    TrecMeasure("unj", "float", lambda p: f"Unjudged@{p}", ("5", "10", "20"), "long"),
 ]
 BY_NAME = {m.name: m for m in TREC_MEASURES}
 OFFICIAL = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P",
 )  # fmt: skip
-# trec_eval's all_trec, less version 10's unj, and less NOT_IN_ALL_TREC: rbp and rbp_resid are
-# 10.0 only (9.0.8's all_trec has neither)
-NOT_IN_ALL_TREC = ("rbp", "rbp_resid")
-ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in NOT_IN_ALL_TREC)
-NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC}
+# trec_eval 9.0.8's all_trec; 10.0's adds ONLY_10 (measures.c's trec_names)
+ONLY_10 = ("rbp", "rbp_resid", "unj")
+ALL_TREC = tuple(m.name for m in TREC_MEASURES if m.name not in ONLY_10)
+ALL_TREC_10 = tuple(m.name for m in TREC_MEASURES)
+# trec_eval's `set` nickname: the measures of the retrieved set, whatever its order
+SET = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+    "set_relative_P", "set_map", "set_F",
+)  # fmt: skip
+NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC, "set": SET}
 
 
 @dataclass(frozen=True)
@@ -238,17 +264,23 @@ class Line:
     per_query: bool
 
 
-def parse_m(options: Sequence[str]) -> list[Line]:
+def parse_m(options: Sequence[str], docs: int = 0, version: int = 9) -> list[Line]:
     """trec_eval ``-m`` options (``official``, ``P.5,10``, ``ndcg_cut.10`` ...) -> lines.
 
     As in trec_eval, the first parameter list given for a measure wins, and lines come in the
-    order of trec_eval's measure table.
+    order of trec_eval's measure table. `docs` is trec_eval's ``-N`` (the collection size,
+    read by ``utility``'s d term only; 0 by default, as there); `version` trec_eval's
+    (``all_trec`` of version 10 holds ``rbp``, ``rbp_resid`` and ``unj`` too).
     """
+    nicknames = {**NICKNAMES, "all_trec": ALL_TREC_10} if version >= 10 else NICKNAMES
     chosen: dict[str, list[str] | None] = {}
     for option in options or ["official"]:
         name, _, params = option.partition(".")
-        if name in NICKNAMES and not params:
-            for member in NICKNAMES[name]:
+        if name in nicknames and params:  # (trec_eval ignores them: refused, not guessed)
+            msg = f"-m {option}: {name} names a set of measures and takes no parameters"
+            raise MeasureError(msg)
+        if name in nicknames:
+            for member in nicknames[name]:
                 chosen.setdefault(member, None)
             continue
         if name not in BY_NAME:
@@ -264,20 +296,24 @@ def parse_m(options: Sequence[str]) -> list[Line]:
     for m in TREC_MEASURES:
         if m.name in chosen:
             for out_name, measure in m.expand(chosen[m.name]):
+                if m.name == "utility" and docs:
+                    measure = _with_docs(measure, docs)
                 column = measure if m.kind == "string" else parse(measure).name
                 lines.append(Line(out_name, m.kind, column, m.per_query))
     return lines
 
 
 def format_value(line: Line, value: float | str) -> str:
-    """A value as trec_eval prints it: %6.4f for rates, %ld for counts, the runid as is, a
-    relstring in single quotes."""
+    """A value as trec_eval prints it: %6.4f for rates (a NaN with its sign, as C prints it),
+    %ld for counts, the runid as is, a relstring in single quotes."""
     if line.kind == "runid":
         return str(value)
     if line.kind == "string":
         return f"'{value}'"
     if line.kind in ("int", "numq"):
         return str(int(value))
+    if math.isnan(value):  # C's printf keeps a NaN's sign ("-nan": x86's 0/0), Python drops it
+        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     return f"{value:6.4f}"
 
 

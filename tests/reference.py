@@ -322,7 +322,7 @@ def _walks(name, labels, judgments, params, num_rel):
     padded = [*ideal, 0.0]
     ends = [b - 1 for b in range(2, top + 2) if padded[b - 1] != padded[b - 2]]
     values = [dcg(e) / idcg(e) for e in ends]
-    if n > top + 1:  # trec_eval's implied level at the end of the retrieval
+    if n > top + 1 and top > 0:  # trec_eval's implied level at the end of the retrieval
         values.append(dcg(n) / idcg(top))
     return sum(values) / len(values) if values else 0.0
 

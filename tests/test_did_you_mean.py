@@ -58,7 +58,6 @@ def measure_error(request: str) -> str:
         ("hits10", "Hits@10"),
         ("Succes1", "Success@1"),
         ("precison@10", "P@10"),
-        ("judge@10", "Judged@10"),
         ("Rprec10", "Rprec"),  # the measure, which takes no cutoff
         ("NumRet10", "NumRet"),
     ],
@@ -70,6 +69,13 @@ def test_an_unknown_measure_says_the_one_meant(request_: str, meant: str) -> Non
     for known in preval.CATALOGUE:  # the list of names stays
         assert known in msg
     assert suggest(request_) == [meant]
+
+
+def test_a_slip_close_to_two_measures_names_both() -> None:
+    # judge: Judged (ir_measures) and Unjudged (trec_eval 10's unj), the closer first
+    msg = measure_error("judge@10")
+    assert "did you mean 'Judged@10' or 'Unjudged@10'? known: " in msg
+    assert suggest("judge@10") == ["Judged@10", "Unjudged@10"]
 
 
 def test_the_exact_messages() -> None:

@@ -9,6 +9,7 @@ import polars as pl
 
 from .. import io, options, report
 from .. import trec as trec_eval
+from ..errors import InputError, PrevalError
 from ..options import Options
 from ..planner import build_plan
 from ..summary import summarize
@@ -44,23 +45,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="run file(s): qid Q0 docno rank sim tag (- for standard input); or one table with "
         "query, doc, score columns (each value of a system column a run, else the file one run)",
     )
+    # trec_eval's long options (getopt_long in trec_eval.c) are spelled as there, so that a
+    # script's `--query_eval_wanted --measure map` keeps working
     tr.add_argument(
         "-m",
+        "--measure",
         dest="measures",
         action="append",
         default=[],
         metavar="MEASURE",
         help="trec_eval measure or set: official (default), all_trec, map, P.5,10 ...",
     )
-    tr.add_argument("-q", dest="per_query", action="store_true", help="per-query lines too")
+    tr.add_argument(
+        "-q", "--query_eval_wanted", dest="per_query", action="store_true",
+        help="per-query lines too",
+    )  # fmt: skip
     tr.add_argument(
         "-c",
+        "--complete_rel_info_wanted",
         dest="complete",
         action="store_true",
         help="average over all qrels queries (missing ones score 0)",
     )
     tr.add_argument(
         "-l",
+        "--level_for_rel",
         dest="level",
         type=int,
         default=1,
@@ -69,6 +78,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     tr.add_argument(
         "-M",
+        "--Max_retrieved_per_topic",
         dest="depth",
         type=int,
         default=None,
@@ -77,11 +87,55 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     tr.add_argument(
         "-J",
+        "--Judged_docs_only",
         dest="judged_only",
         action="store_true",
         help="evaluate only judged documents (after -M)",
     )
-    tr.add_argument("-n", dest="no_summary", action="store_true", help="no summary lines")
+    tr.add_argument(
+        "-n", "--nosummary", dest="no_summary", action="store_true", help="no summary lines"
+    )
+    tr.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        dest="docs",
+        type=int,
+        default=0,
+        metavar="NUM",
+        help="documents in the collection, for utility's d term (default 0, as trec_eval)",
+    )
+    tr.add_argument(
+        "-D",
+        "--Debug_level",
+        dest="debug",
+        default="0",
+        metavar="LEVEL",
+        help="trec_eval's debug level: only 0 (its default) is taken; no debug output",
+    )
+    tr.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscore",
+        default=None,
+        metavar="FILE",
+        help="trec_eval's Z scores: refused (preval trec prints raw scores only)",
+    )
+    tr.add_argument(
+        "-R",
+        "--Rel_info_format",
+        dest="rel_format",
+        default="qrels",
+        metavar="FORMAT",
+        help="trec_eval's qrels format name: only qrels (the default) is read",
+    )
+    tr.add_argument(
+        "-T",
+        "--Results_format",
+        dest="results_format",
+        default="trec_results",
+        metavar="FORMAT",
+        help="trec_eval's run format name: only trec_results (the default) is read",
+    )
     tr.add_argument(
         "--trec-version",
         type=int,
@@ -108,7 +162,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    lines = trec_eval.parse_m(args.measures)
+    # trec_eval's other formats (prefs, qrels_prefs, qrels_jg) are not read: refused by name,
+    # where trec_eval would read a plain qrels file as one of them and stop at its first line
+    for flag, given, known in (("-R", args.rel_format, "qrels"),
+                               ("-T", args.results_format, "trec_results")):  # fmt: skip
+        if given != known:
+            msg = f"{flag} {given}: preval trec reads only trec_eval's {known} format"
+            raise InputError(msg)
+    # trec_eval's -D and -Z are refused by name, rather than as unknown flags
+    if args.debug != "0":
+        msg = f"-D {args.debug}: preval trec prints no debug output (only -D 0 is taken)"
+        raise PrevalError(msg)
+    if args.zscore is not None:
+        msg = f"-Z {args.zscore}: preval trec does not print Z scores (trec_eval's -Z)"
+        raise PrevalError(msg)
+    lines = trec_eval.parse_m(args.measures, docs=args.docs, version=args.trec_version)
     strings = [line for line in lines if line.kind == "string"]  # relstring: not a measure
     measures = list(dict.fromkeys(line.column for line in lines if line.kind != "string"))
     # the plan needs one measure; NumQ (1 per query) costs nothing when relstring comes alone

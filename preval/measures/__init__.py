@@ -34,6 +34,7 @@ from .ap import (
     inferred_ap,
     judged,
     reciprocal_rank,
+    unjudged,
 )
 from .catalogue import catalogue_rows, markdown_table
 from .counts import num_nonrel_judged_ret, num_q, num_rel, num_rel_ret, num_ret, tie_at_cutoff
@@ -151,5 +152,5 @@ __all__ = [
     "reads_judged_rows", "recall", "reciprocal_rank", "register", "require_subtopic",
     "scaled_dcg",
     "set_ap", "set_f", "set_precision", "set_recall", "set_relative_precision", "specificity",
-    "subtopic_recall", "success", "suggest", "table", "tie_at_cutoff", "utility",
+    "subtopic_recall", "success", "suggest", "table", "tie_at_cutoff", "unjudged", "utility",
 ]  # fmt: skip

@@ -241,3 +241,23 @@ def judged(r: Ranking, s: Spec) -> pl.Expr:
         return r.divide(found, k)
     shown = r.num_ret if k is None else pl.min_horizontal(r.num_ret, pl.lit(k))
     return r.safe_div(found, shown)
+
+
+@measure(
+    "Unjudged",
+    top_only=True,
+    cutoff="required",
+    aliases=("unj",),
+    trec="unj_K (trec_eval 10)",
+)
+def unjudged(r: Ranking, s: Spec) -> pl.Expr:
+    """Unjudged at K: the ranked documents in the top K without a judgment, divided by K.
+
+    Unjudged@K = u(K)/K, u(K) = documents in the top K absent from the judgments or with a
+    negative label (pooled, never assessed); ranks beyond the n retrieved documents count as
+    judged, so this is not 1 − Judged@K when n < K (trec_eval 10's ``unj_K``, I. Soboroff,
+    m_unjudged.c, 2023: a "red flag" for a run its test collection covers poorly). After
+    ``depth`` and ``judged_only`` (which leaves 0). 0 when nothing is ranked.
+    """
+    k = s.cutoff
+    return r.divide(r.top(r.retrieved & ~r.judged(), k).sum(), k)

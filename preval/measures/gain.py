@@ -244,7 +244,9 @@ def r_ndcg(r: Ranking, s: Spec) -> pl.Expr:
     (down to 0 after the last positive gain, rank I); each contributes DCG(min(b − 1, n)) /
     IDCG(b − 1). When the ranking runs on past rank I + 1, DCG(n)/IDCG(I) is one more level
     (trec_eval's implied level at the end of the retrieval). The mean of those values. Reads
-    every judged document as a row (`reads_judged_rows`). 0 when R = 0 at the relevance level.
+    every judged document as a row (`reads_judged_rows`). 0 when R = 0 at the relevance level,
+    and when no judged document has a positive gain (no level: trec_eval computes 0/0 and
+    prints -nan, e.g. at ``-l 0`` on a query judged 0 only).
     """
     gain, ideal, discount, _ = _walk(r, s, "Rndcg")
     dcg = (gain / discount).cum_sum()
@@ -255,7 +257,9 @@ def r_ndcg(r: Ranking, s: Spec) -> pl.Expr:
     values = pl.when(level_end.fill_null(False)).then(dcg.shift(1) / idcg.shift(1))
     # every row has a positive ideal gain: the last level ends with the rows
     last_level = ideal.last() > 0
-    extra = r.num_ret > count(ideal > 0) + 1
+    # (trec_eval counts that level only when its ideal DCG is positive: without a positive
+    # gain it would be 0/0)
+    extra = (r.num_ret > count(ideal > 0) + 1) & (idcg.max() > 0)
     total = values.sum() + pl.when(last_level).then(dcg.last() / idcg.last()).otherwise(0.0)
     total = total + pl.when(extra).then(dcg.last() / idcg.max()).otherwise(0.0)
     levels = values.count() + last_level.cast(pl.Int64) + extra.cast(pl.Int64)

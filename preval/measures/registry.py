@@ -279,8 +279,9 @@ ORDER = (
     "AP", "GMAP", "P", "R", "RR", "Rprec", "nDCG", "DCG", "ARP", "nDCGRel", "Rndcg", "G", "SDCG",
     "INSQ", "INST", "BPM", "Compat", "NERR8", "NERR9", "NERR10", "NERR11", "Success", "Hits", "F",
     "RBP", "RBPResid", "ERR", "TieAtCutoff", "Bpref", "GMBpref", "IPrec", "AP11", "infAP",
-    "Judged", "SetP", "SetR", "AUC-PR", "AUC-ROC", "MaxF", "RecallAtFixedPrecision", "SetF",
-    "SetRelP", "SetAP", "Utility", "binG", "Accuracy", "PairAccuracy", "Specificity", "FallOut",
+    "Judged", "Unjudged", "SetP", "SetR", "AUC-PR", "AUC-ROC", "MaxF", "RecallAtFixedPrecision",
+    "SetF", "SetRelP", "SetAP", "Utility", "binG", "Accuracy", "PairAccuracy", "Specificity",
+    "FallOut",
     "NumRet", "NumRel", "NumRelRet", "NumNonrelJudgedRet", "NumQ", "alpha_DCG", "alpha_nDCG",
     "ERR_IA", "nERR_IA", "NRBP", "AP_IA", "P_IA", "StRecall",
 )  # fmt: skip
