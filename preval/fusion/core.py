@@ -39,7 +39,9 @@ missing from a run is handled by each method as ranx does (see each method's doc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -52,7 +54,7 @@ from ..errors import DuplicateError, InputError, InvalidValueError
 from ..options import DUPLICATES, INPUT_FORMATS
 from ..planner.aggregate import dedupe
 from ..validate import KEEP_ONE
-from .registry import METHODS, NORMS, Method, listed
+from .registry import METHODS, NORMS, Method, Rule, listed
 from .stacked import DOC, DUPS, FIRST, QUERY, RANK, ROW, RUN, SCORE, first_key, rank_by
 
 # ranx's names for its methods (`ranx.fusion.fusion_switch`) -> preval's
@@ -62,6 +64,9 @@ ALIASES = {
     "w_bordafuse": "weighted_bordafuse", "w_condorcet": "weighted_condorcet",
 }  # fmt: skip
 NORM_ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
+
+# a parameter without a rule of its own: any finite number
+ANY_NUMBER = Rule("a finite number", lambda v: True)
 
 STACKED_SCHEMA = {RUN: pl.UInt32, SCORE: pl.Float64, RANK: pl.UInt32}
 
@@ -254,6 +259,14 @@ def resolve_params(method: Method, params: Mapping[str, Any]) -> dict[str, Any]:
         known = ", ".join(f"{k}={v!r}" for k, v in method.params.items()) or "none"
         msg = f"fusion method {method.name} takes no parameter {unknown[0]!r} (parameters: {known})"
         raise InputError(msg)
+    for name, value in params.items():
+        rule = method.rules.get(name, ANY_NUMBER)
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not (number and math.isfinite(value) and rule.ok(value)) or (
+            rule.whole and float(value) != int(value)
+        ):
+            msg = f"fusion method {method.name}: {name} must be {rule.text}, got {value!r}"
+            raise InputError(msg)
     return {**method.params, **params}
 
 
@@ -267,11 +280,30 @@ def resolve_weights(
         weighted = sorted(m.name for m in METHODS.values() if m.weighted)
         msg = f"fusion method {method.name} takes no weights (weighted: {', '.join(weighted)})"
         raise InputError(msg)
-    weights = tuple(float(w) for w in weights)
+    given, weights = weights, _finite(weights)
+    if weights is None:
+        msg = (
+            f"fusion method {method.name}: weights must be finite numbers, one per run, "
+            f"got {given!r}"
+        )
+        raise InputError(msg)
     if len(weights) != runs:
         msg = f"{len(weights)} weights for {runs} runs: give one weight per run, in run order"
         raise InputError(msg)
     return weights
+
+
+def _finite(values: Any) -> tuple[float, ...] | None:
+    """`values` as floats, or None unless they are a sequence of finite real numbers (a NaN
+    weight gives NaN fused scores, which sort first)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        return None
+    out = []
+    for v in values:
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
+            return None
+        out.append(float(v))
+    return tuple(out)
 
 
 def apply(

@@ -25,6 +25,7 @@ from .. import io
 from ..errors import DuplicateError, InputError
 from ..measures import parse
 from ..validate import KEEP_ONE
+from . import core
 from .stacked import wide
 from .supervised import TRAINED_BY, read_qrels
 
@@ -145,6 +146,13 @@ def candidates(method: Any, runs: int, search: Mapping[str, Any] | None) -> list
             raise InputError(msg)
     names = list(search)
     grids = [_values(search[n]) for n in names]
+    # every value searched in its domain, as `preval.fuse` takes it (k = -1 divides by zero)
+    for name, values in zip(names, grids, strict=True):
+        for value in values:
+            core.resolve_params(method, {name: value})
+    for w in grid:
+        if w is not None:
+            core.resolve_weights(method, w, runs)
     out = []
     for w in grid:
         for values in itertools.product(*grids):
@@ -313,7 +321,6 @@ def optimize_fusion(
         is the fused run of the choice, `Tuning.compare` its comparison with the inputs.
         Among equal scores the last candidate wins, as ranx's ``>=``.
     """
-    from . import core
 
     m = core.get_method(method)
     norm_name = core.get_norm(norm, m)

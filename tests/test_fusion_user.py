@@ -1,0 +1,124 @@
+"""Fusion as a user combining runs meets it (QA of `preval.fuse` / `preval fuse`): parameters and
+weights refused in one line when they can only give nonsense, and conventions that differ from
+ranx 0.3.21 or trec_eval said where the user looks. Golden values are worked by hand in the
+comments."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import preval
+from preval.cli import main
+from preval.errors import InputError
+
+A = pl.DataFrame({"query": ["q1"] * 3, "doc": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]})
+B = pl.DataFrame({"query": ["q1"] * 2, "doc": ["d3", "d1"], "score": [5.0, 4.0]})
+
+
+# --- weights -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_weight_is_refused_when_the_plan_is_built(bad):
+    # a NaN weight gave NaN fused scores, which sort first: a wrong run, silently
+    with pytest.raises(InputError, match="weights must be finite numbers"):
+        preval.fuse([A, B], "wsum", weights=[bad, 1.0])
+
+
+@pytest.mark.parametrize("bad", [0.5, "0.5,0.5", ["x", 1.0], [None, 1.0]])
+def test_weights_that_are_not_numbers_are_one_input_error(bad):
+    with pytest.raises(InputError, match="weights"):
+        preval.fuse([A, B], "wsum", weights=bad)
+
+
+def test_zero_and_negative_weights_are_kept_as_ranx_keeps_them():
+    # wsum after min-max: A -> d1 1, d2 0.5, d3 0; B -> d3 1, d1 0.
+    # weights (1, -1): d1 1 - 0 = 1, d2 0.5, d3 0 - 1 = -1
+    got = preval.fuse([A, B], "wsum", weights=[1, -1]).collect()
+    assert got["doc"].to_list() == ["d1", "d2", "d3"]
+    assert got["score"].to_list() == [1.0, 0.5, -1.0]
+
+
+def test_cli_refuses_a_nan_weight_in_one_line(tmp_path, capsys):
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    A.write_parquet(a)
+    B.write_parquet(b)
+    code = main(["fuse", str(a), str(b), "--method", "wsum", "--weights", "nan,1",
+                 "-o", str(tmp_path / "f.run")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "weights must be finite numbers" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "f.run").exists()
+
+
+# --- method parameters -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "param", "value"),
+    [
+        ("rrf", "k", -1),  # 1 / (k + 1) at the top: a division by zero, inf scores
+        ("rrf", "k", -0.5),
+        ("rrf", "k", float("inf")),  # every score 0
+        ("rrf", "k", float("nan")),
+        ("rrf", "k", "60"),  # a string: a Polars traceback before
+        ("rrf", "k", True),
+        ("rbc", "phi", 2.0),  # (1 - φ) φ^i: negative, growing scores
+        ("rbc", "phi", -0.1),
+        ("logn_isr", "sigma", -1.0),  # ln(|R| + σ) = ln 0 for a document of one run
+        ("comb_gmnz", "gamma", float("nan")),
+        ("probfuse", "n_segments", 0),
+        ("probfuse", "n_segments", 2.5),
+        ("slidefuse", "w", -1),
+    ],
+)
+def test_parameter_outside_its_domain_is_refused(method, param, value):
+    with pytest.raises(InputError, match=f"{method}.*{param}"):
+        preval.fuse([A, B], method, **{param: value}, learned=pl.DataFrame())
+
+
+@pytest.mark.parametrize(
+    ("method", "param", "value"),
+    [("rrf", "k", 0), ("rrf", "k", 0.5), ("rbc", "phi", 1.0), ("rbc", "phi", 0.01),
+     ("logn_isr", "sigma", 0.0), ("comb_gmnz", "gamma", -2.0)],
+)  # fmt: skip
+def test_parameter_at_its_domain_edge_is_accepted(method, param, value):
+    got = preval.fuse([A, B], method, **{param: value}).collect()
+    assert got.height == 3
+    assert all(math.isfinite(s) for s in got["score"])
+
+
+def test_rrf_k_zero_is_the_plain_reciprocal_rank():
+    # k = 0: d1 at ranks 1 and 2 -> 1 + 1/2; d3 at 3 and 1 -> 1/3 + 1; d2 at 2 -> 1/2
+    got = preval.fuse([A, B], "rrf", k=0).collect()
+    assert dict(zip(got["doc"], got["score"], strict=True)) == pytest.approx(
+        {"d1": 1.5, "d3": 4 / 3, "d2": 0.5}
+    )
+
+
+def test_cli_refuses_a_negative_k_in_one_line(tmp_path, capsys):
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    A.write_parquet(a)
+    B.write_parquet(b)
+    code = main(["fuse", str(a), str(b), "--param", "k=-1", "-o", str(tmp_path / "f.run")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "k" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_search_value_outside_the_domain_is_refused_before_any_work():
+    # --search k=-1,5 searched k = -1 (inf fused scores) and reported a winner
+    from preval.fusion import tuning
+    from preval.fusion.core import get_method
+
+    with pytest.raises(InputError, match="rrf: k must be"):
+        tuning.candidates(get_method("rrf"), 2, {"k": [-1, 5]})
+    with pytest.raises(InputError, match="weights must be finite"):
+        tuning.candidates(get_method("wsum"), 2, {"weights": [[float("nan"), 1.0]]})
+    # ranx's own searches stay valid (phi up to 1.0, k from 10)
+    for name in ("rbc", "rrf", "logn_isr", "comb_gmnz", "wsum"):
+        assert tuning.candidates(get_method(name), 3, None)
