@@ -122,3 +122,49 @@ def test_a_search_value_outside_the_domain_is_refused_before_any_work():
     # ranx's own searches stay valid (phi up to 1.0, k from 10)
     for name in ("rbc", "rrf", "logn_isr", "comb_gmnz", "wsum"):
         assert tuning.candidates(get_method(name), 3, None)
+
+
+# --- the fused run's ties, as evaluators read them ------------------------------------------
+
+
+def test_fused_ties_are_evaluated_by_doc_id_unless_ties_input():
+    # RRF, k = 60: A ranks d1, d2, d3; B ranks d3, d1. d1: 1/61 + 1/62, d3: 1/63 + 1/61.
+    # Make them tie: C ranks d3 first, d1 second, D ranks d1 first, d3 second.
+    c = pl.DataFrame({"query": ["q1"] * 2, "doc": ["d1", "d3"], "score": [2.0, 1.0]})
+    d = pl.DataFrame({"query": ["q1"] * 2, "doc": ["d3", "d1"], "score": [2.0, 1.0]})
+    fused = preval.fuse([c, d], "rrf").collect()
+    # both 1/61 + 1/62: the fused order puts d1 first (met first: run 0's top document)
+    assert fused["doc"].to_list() == ["d1", "d3"]
+    assert fused["score"][0] == fused["score"][1]
+    qrels = pl.DataFrame({"query": ["q1"], "doc": ["d1"], "label": [1]})
+    # trec_eval's order (the default): equal scores by doc id descending, d3 before d1: RR 1/2
+    trec = preval.evaluate(fused, ["RR"], qrels=qrels).collect()
+    assert trec["RR"].to_list() == [0.5]
+    # the fused order, as the rank column says: RR 1
+    kept = preval.evaluate(fused, ["RR"], qrels=qrels, ties="input").collect()
+    assert kept["RR"].to_list() == [1.0]
+
+
+def test_tuned_score_is_what_preval_trec_prints_for_the_written_run(tmp_path, capsys):
+    # tied fused scores (C and D swap d1 and d3) and a judged query no run answers (q9)
+    c = pl.DataFrame({"query": ["q1", "q1", "q1", "q2"], "doc": ["d1", "d3", "d2", "d7"],
+                      "score": [3.0, 2.0, 1.0, 1.0]})  # fmt: skip
+    d = pl.DataFrame({"query": ["q1", "q1", "q2", "q2"], "doc": ["d3", "d1", "d8", "d7"],
+                      "score": [2.0, 1.0, 5.0, 4.0]})  # fmt: skip
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 1\nq2 0 d7 2\nq9 0 d1 1\n")
+    a, b = tmp_path / "c.parquet", tmp_path / "d.parquet"
+    c.write_parquet(a)
+    d.write_parquet(b)
+    out = tmp_path / "fused.run"
+    code = main(["fuse", str(a), str(b), "--method", "rrf", "--optimize", "nDCG@10",
+                 "--qrels", str(qrels), "--search", "k=0,60", "-o", str(out)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0
+    reported = float(printed.split("best nDCG@10 ")[1].split()[0])
+    tuning = preval.optimize_fusion([c, d], str(qrels), method="rrf", search={"k": [0, 60]})
+    assert main(["trec", "-c", "-m", "ndcg_cut.10", str(qrels), str(out)]) == 0
+    line = capsys.readouterr().out.split()
+    assert line[0] == "ndcg_cut_10"
+    assert float(line[2]) == pytest.approx(reported, abs=5e-5)
+    assert float(line[2]) == pytest.approx(tuning.candidates["score"].max(), abs=5e-5)
