@@ -168,3 +168,60 @@ def test_tuned_score_is_what_preval_trec_prints_for_the_written_run(tmp_path, ca
     assert line[0] == "ndcg_cut_10"
     assert float(line[2]) == pytest.approx(reported, abs=5e-5)
     assert float(line[2]) == pytest.approx(tuning.candidates["score"].max(), abs=5e-5)
+
+
+# --- a run's tied scores: input order (ranx) or doc id (trec_eval), row order independent -------
+
+
+def _tied_runs() -> list[pl.DataFrame]:
+    a = pl.DataFrame({"query": ["q1"] * 4 + ["q2"] * 2, "doc": ["d1", "d2", "d3", "d4", "d1", "d5"],
+                      "score": [3.0, 2.0, 2.0, 1.0, 5.0, 5.0]})  # fmt: skip
+    b = pl.DataFrame({"query": ["q1"] * 3, "doc": ["d3", "d5", "d1"], "score": [8.0, 8.0, 8.0]})
+    return [a, b]
+
+
+def test_ties_trec_orders_a_runs_equal_scores_by_doc_id_descending():
+    # run a, q1: d1 (3), then d2 and d3 tie at 2: trec_eval's order d3, d2; then d4.
+    # run b, q1: all tie: d5, d3, d1. RRF k = 60 (i the 0-based position):
+    #   d3: 1/62 (a, i=1) + 1/62 (b, i=1); d1: 1/61 + 1/63; d5: 1/61; d2: 1/63; d4: 1/64
+    got = preval.fuse(_tied_runs(), "rrf", ties="trec").collect()
+    q1 = got.filter(pl.col("query") == "q1")
+    expected = {"d3": 2 / 62, "d1": 1 / 61 + 1 / 63, "d5": 1 / 61, "d2": 1 / 63, "d4": 1 / 64}
+    assert dict(zip(q1["doc"], q1["score"], strict=True)) == pytest.approx(expected, rel=1e-15)
+    # 1/61 + 1/63 = 0.0322665 > 2/62 = 0.0322581
+    assert q1["doc"].to_list() == ["d1", "d3", "d5", "d2", "d4"]
+    # q2: d5 and d1 tie in a: d5 first
+    assert got.filter(pl.col("query") == "q2")["doc"].to_list() == ["d5", "d1"]
+
+
+@pytest.mark.parametrize("method", ["rrf", "comb_mnz", "bordafuse", "condorcet", "rbc"])
+def test_ties_trec_output_is_the_same_for_any_row_order(method):
+    runs = _tied_runs()
+    base = preval.fuse(runs, method, ties="trec").collect()
+    for seed in range(3):
+        shuffled = [r.sample(fraction=1.0, shuffle=True, seed=seed) for r in runs]
+        assert preval.fuse(shuffled, method, ties="trec").collect().equals(base)
+    # the default is ranx's: input order (a reversed run ties the other way)
+    reversed_ = [r.reverse() for r in runs]
+    assert not preval.fuse(reversed_, method).collect().equals(preval.fuse(runs, method).collect())
+
+
+def test_ties_cli_and_api_write_the_same_bytes_in_memory_and_out_of_core(tmp_path):
+    paths = []
+    for i, r in enumerate(_tied_runs()):
+        p = tmp_path / f"r{i}.run"
+        lines = [f"{q} Q0 {d} 0 {s} t{i}" for q, d, s in r.reverse().iter_rows()]
+        p.write_text("\n".join(lines) + "\n")
+        paths.append(str(p))
+    cli, api, spilled = tmp_path / "cli.run", tmp_path / "api.run", tmp_path / "spilled.run"
+    assert main(["fuse", *paths, "--ties", "trec", "-o", str(cli)]) == 0
+    from preval.fusion import writers
+
+    writers.write(preval.fuse([_tied_runs()[0], _tied_runs()[1]], ties="trec"), api, tag="rrf")
+    writers.fuse_to(paths, spilled, ties="trec", buckets=2)
+    assert cli.read_bytes() == api.read_bytes() == spilled.read_bytes()
+
+
+def test_ties_unknown_value_is_refused():
+    with pytest.raises(InputError, match="ties must be one of"):
+        preval.fuse(_tied_runs(), ties="doc")

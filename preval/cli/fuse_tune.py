@@ -141,9 +141,9 @@ def run(args: argparse.Namespace) -> int:
             )
             raise PrevalError(msg)
         learned = learn(train_runs, args.train_qrels, args.method, norm=args.norm,
-                        input_format=args.input_format, **params)  # fmt: skip
+                        input_format=args.input_format, ties=args.ties, **params)  # fmt: skip
         stacked = core.stack(args.runs, input_format=args.input_format,
-                             duplicates=args.duplicates, **columns)  # fmt: skip
+                             duplicates=args.duplicates, ties=args.ties, **columns)  # fmt: skip
         fused = core.apply(stacked, args.method, norm=args.norm, weights=args.weights,
                            learned=learned.lazy(), params=params)  # fmt: skip
         writers.write(fused, args.output, tag=tag)
@@ -169,7 +169,7 @@ def _optimize(args: argparse.Namespace, params: dict, tag: str, columns: dict) -
     tuning = optimize_fusion(
         args.runs, args.qrels, method=args.method, norm=args.norm, metric=args.optimize,
         search=search, folds=args.folds, seed=args.seed, input_format=args.input_format,
-        duplicates=args.duplicates, **columns,
+        duplicates=args.duplicates, ties=args.ties, **columns,
     )  # fmt: skip
     print(f"{tuning.method} (norm {tuning.norm}): best {tuning.metric} "
           f"{tuning.candidates['score'].max():.4f} of "

@@ -64,6 +64,9 @@ ALIASES = {
     "w_bordafuse": "weighted_bordafuse", "w_condorcet": "weighted_condorcet",
 }  # fmt: skip
 NORM_ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
+# a run's equal scores: in input order (ranx's rule) or by doc id descending (trec_eval's rule,
+# the same fused run whatever the order of the input's rows)
+TIES = ("input", "trec")
 
 # a parameter without a rule of its own: any finite number
 ANY_NUMBER = Rule("a finite number", lambda v: True)
@@ -85,6 +88,7 @@ class Stacked:
     raw: pl.LazyFrame | None = None
     # the TREC run files read, when every run is one: their lines bound the rows from above
     files: tuple[Path, ...] = ()
+    ties: str = "input"  # how a run's equal scores are ordered (`TIES`, `rank_rows`)
 
     @property
     def line_count(self) -> int | None:
@@ -140,8 +144,10 @@ def stack(
     score: str = SCORE,
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
 ) -> Stacked:
-    """The runs as one stacked frame, ranked (see the module docstring for the order).
+    """The runs as one stacked frame, ranked (see the module docstring for the order; `ties`
+    as `rank_rows`).
 
     `runs`: a list of runs, each a dataframe, a table path (Parquet, CSV) or a TREC run file
     (`preval.io.is_trec` under `input_format`), or a dict name -> run. Rows with a null score are
@@ -156,6 +162,7 @@ def stack(
         known = ", ".join(map(repr, INPUT_FORMATS))
         msg = f"input_format must be one of {known}, got {input_format!r}"
         raise InputError(msg)
+    check_ties(ties)
     named = _named(runs)
     if not named:
         msg = "fuse: no run given"
@@ -175,10 +182,28 @@ def stack(
     rows = pl.concat(frames, how="vertical")
     if duplicates != "error":
         rows = dedupe(rows, [RUN, QUERY, DOC], SCORE, duplicates)
-    ranked = rows.with_columns(rank_by([SCORE], tie=ROW)).drop(ROW)
+    ranked = rank_rows(rows, ties)
     every_trec = len(files) == len(frames)
     return Stacked(ranked, tuple(names), (query, doc, score), rows,
-                   tuple(files) if every_trec else ())  # fmt: skip
+                   tuple(files) if every_trec else (), ties)  # fmt: skip
+
+
+def check_ties(ties: str) -> None:
+    """Refuse a `ties` rule that is not one of `TIES`."""
+    if ties not in TIES:
+        msg = f"ties must be one of {', '.join(map(repr, TIES))}, got {ties!r}"
+        raise InputError(msg)
+
+
+def rank_rows(rows: pl.LazyFrame, ties: str = "input") -> pl.LazyFrame:
+    """`rows` (query, doc, run, score and `ROW`, the input order) ranked per run and query:
+    score descending, equal scores in input order (``"input"``, ranx's order) or by doc id
+    descending in byte order (``"trec"``, trec_eval's order for equal scores, which no
+    reordering of the input's rows changes); `ROW` dropped."""
+    if ties == "trec":
+        doc_desc = pl.col(DOC).cast(pl.String).rank("dense", descending=True).over([RUN, QUERY])
+        rows = rows.with_columns(doc_desc.alias(ROW))
+    return rows.with_columns(rank_by([SCORE], tie=ROW)).drop(ROW)
 
 
 def _named(runs: Any) -> list[tuple[str | None, io.Source]]:
@@ -399,6 +424,7 @@ def training(
     *,
     norm: str | None = None,
     input_format: str = "auto",
+    ties: str = "input",
     **params: Any,
 ) -> pl.LazyFrame:
     """The plan of what supervised `method` learns from training `runs` and `qrels` (the small
@@ -416,7 +442,7 @@ def training(
         msg = f"fusion method {m.name} learns nothing: it is not supervised"
         raise InputError(msg)
     chosen = resolve_params(m, params)
-    stacked = stack(runs, input_format=input_format)
+    stacked = stack(runs, input_format=input_format, ties=ties)
     normed = normalise(stacked.frame, get_norm(norm, m))
     return m.train(normed, read_qrels(qrels, input_format), chosen)
 
@@ -441,6 +467,7 @@ def fuse(
     score: str = SCORE,
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
     with_rank: bool = True,
     system: str | None = None,
     train_qrels: io.Source | None = None,
@@ -474,6 +501,9 @@ def fuse(
     duplicates
         A document twice in one run and query: ``error`` (`DuplicateError`), or keep the
         ``max`` score or the ``first`` row.
+    ties
+        A run's equal scores: ``input`` (default, ranx's order: as the rows come) or ``trec``
+        (trec_eval's: doc id descending, so any order of the input's rows fuses the same).
     with_rank
         Add the 1-based ``rank`` column (UInt32) of the fused ranking.
     system
@@ -502,7 +532,7 @@ def fuse(
     resolve_params(m, params)
     stacked = stack(
         runs, query=query, doc=doc, score=score, input_format=input_format,
-        duplicates=duplicates,
+        duplicates=duplicates, ties=ties,
     )  # fmt: skip
     if m.supervised and learned is None:
         if train_qrels is None:
@@ -513,7 +543,7 @@ def fuse(
             raise InputError(msg)
         learned = training(
             runs if train_runs is None else train_runs, train_qrels, m.name, norm=norm,
-            input_format=input_format, **params,
+            input_format=input_format, ties=ties, **params,
         )  # fmt: skip
     fused = apply(stacked, method, norm=norm, weights=weights, params=params, learned=learned)
     return present(fused, stacked.columns, with_rank=with_rank, system=system)
@@ -569,6 +599,7 @@ __all__ = [
     "normalise",
     "present",
     "rank_by",
+    "rank_rows",
     "resolve_params",
     "resolve_weights",
     "stack",

@@ -285,6 +285,7 @@ def optimize_fusion(
     score: str = "score",
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
 ) -> Tuning:
     """Search a fusion method's weights and parameters for the best `metric` on judged queries
     (ranx's ``optimize_fusion``), optionally cross-validated over the queries.
@@ -313,6 +314,8 @@ def optimize_fusion(
         k-fold cross-validation over the judged queries (`assign_folds`: a permutation seeded
         by `seed`): each fold's candidate is chosen (and a supervised method trained) on the
         other folds' queries and scored on its own. None: no cross-validation.
+    query, doc, score, input_format, duplicates, ties
+        As for `preval.fuse`.
 
     Returns
     -------
@@ -326,7 +329,7 @@ def optimize_fusion(
     norm_name = core.get_norm(norm, m)
     measure = parse(metric).name
     stacked = core.stack(runs, query=query, doc=doc, score=score, input_format=input_format,
-                         duplicates=duplicates)  # fmt: skip
+                         duplicates=duplicates, ties=ties)  # fmt: skip
     n_runs = stacked.runs
     cands = candidates(m, n_runs, search)
     judgments = read_qrels(qrels, input_format)

@@ -38,7 +38,7 @@ from ..engines.partitioned import (
 from ..errors import InputError
 from ..spill import SpillDirectory
 from . import core
-from .core import DOC, QUERY, RANK, ROW, SCORE
+from .core import DOC, QUERY, RANK, SCORE
 
 # (a .json name holding a TREC run would be a trap: JSON and NDJSON are tables too)
 TABLES = {".parquet", ".pq", ".csv", ".tsv", ".json", ".ndjson", ".jsonl"}
@@ -114,6 +114,7 @@ def fuse_to(
     score: str = SCORE,
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
     **params: Any,
 ) -> int:
     """Fuse `runs` and write the result to `path` (`write`) within `memory_limit` bytes of
@@ -127,6 +128,7 @@ def fuse_to(
     m = core.get_method(method)
     core.get_norm(norm, m)
     core.resolve_params(m, params)
+    core.check_ties(ties)
     check_target(path)
     # an output on a run's path would replace the run being fused
     given = list(runs.values()) if isinstance(runs, Mapping) else runs
@@ -141,7 +143,7 @@ def fuse_to(
     budget, _ = budget_within(memory_limit, "these runs", text=text)
     stacked = core.stack(
         runs, query=query, doc=doc, score=score, input_format=input_format,
-        duplicates=duplicates,
+        duplicates=duplicates, ties=ties,
     )  # fmt: skip
     tag = tag or m.name
     limit = DEFAULT_MEMORY_LIMIT if budget is None else budget
@@ -151,7 +153,7 @@ def fuse_to(
     n_runs = stacked.runs
 
     def fused_of(frame: pl.LazyFrame) -> pl.LazyFrame:
-        ranked = frame.with_columns(core.rank_by([SCORE], tie=ROW)).drop(ROW)
+        ranked = core.rank_rows(frame, stacked.ties)
         return core.apply(
             ranked, method, norm=norm, weights=weights, runs=n_runs, params=params,
             labels=core.run_labels(stacked),
