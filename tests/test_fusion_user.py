@@ -225,3 +225,21 @@ def test_ties_cli_and_api_write_the_same_bytes_in_memory_and_out_of_core(tmp_pat
 def test_ties_unknown_value_is_refused():
     with pytest.raises(InputError, match="ties must be one of"):
         preval.fuse(_tied_runs(), ties="doc")
+
+
+# --- writing a TREC run ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("column", "bad"), [("query", "q 1"), ("doc", "d\t1"), ("doc", "")])
+def test_an_id_a_trec_line_cannot_hold_is_refused_not_written(tmp_path, column, bad):
+    # "q 1 Q0 d1 1 0.03 fused" reads back as query "q", doc "1": another run, silently
+    run = A.with_columns(pl.when(pl.col("doc") == "d1").then(pl.lit(bad)).otherwise(pl.col(column))
+                         .alias(column))  # fmt: skip
+    from preval.fusion import writers
+
+    out = tmp_path / "fused.run"
+    with pytest.raises(InputError, match=f"cannot write a TREC run: {column} id"):
+        writers.write(preval.fuse([run, B]), out)
+    assert not out.exists()
+    writers.write(preval.fuse([run, B]), tmp_path / "fused.parquet")  # a table holds any id
+    assert pl.read_parquet(tmp_path / "fused.parquet")[column].to_list().count(bad) == 1

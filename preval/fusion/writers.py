@@ -83,6 +83,7 @@ def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "f
         pl.col(QUERY).cast(pl.String), pl.lit("Q0"), pl.col(DOC).cast(pl.String),
         pl.col(RANK), pl.col(SCORE), pl.lit(tag).alias("tag"),
     )  # fmt: skip
+    trec = trec.map_batches(_trec_ids, schema=trec.collect_schema(), streamable=True)
     with report.Outputs() as out:  # (renamed into place when complete; a stream, copied)
         tmp = str(path)
         try:
@@ -96,6 +97,21 @@ def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "f
                 "another path)"
             )
             raise InputError(msg) from exc
+
+
+def _trec_ids(df: pl.DataFrame) -> pl.DataFrame:
+    """A map_batches check: raise on an id a TREC line cannot hold (empty, or with whitespace,
+    which splits the line into other fields: ``q 1 Q0 d1 ...`` reads back as query ``q``)."""
+    for col in (QUERY, DOC):
+        bad = df.filter(pl.col(col).str.contains(r"\s") | (pl.col(col).str.len_bytes() == 0))
+        if bad.height:
+            msg = (
+                f"cannot write a TREC run: {col} id {bad[col][0]!r} is empty or holds whitespace "
+                "(rule: a TREC line is split on whitespace); write a table instead (.parquet, "
+                ".csv)"
+            )
+            raise InputError(msg)
+    return df
 
 
 def fuse_to(
