@@ -12,7 +12,7 @@ import pytest
 
 import preval
 from preval.cli import main
-from preval.errors import InputError
+from preval.errors import DuplicateError, InputError
 
 A = pl.DataFrame({"query": ["q1"] * 3, "doc": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]})
 B = pl.DataFrame({"query": ["q1"] * 2, "doc": ["d3", "d1"], "score": [5.0, 4.0]})
@@ -243,3 +243,17 @@ def test_an_id_a_trec_line_cannot_hold_is_refused_not_written(tmp_path, column, 
     assert not out.exists()
     writers.write(preval.fuse([run, B]), tmp_path / "fused.parquet")  # a table holds any id
     assert pl.read_parquet(tmp_path / "fused.parquet")[column].to_list().count(bad) == 1
+
+
+# --- one table of several systems --------------------------------------------------------------
+
+
+def test_a_table_of_several_systems_gets_a_duplicate_error_that_says_so():
+    # a long table (system, query, doc, score), as preval.evaluate reads it with by=system: the
+    # same document in two systems is a duplicate of one run; the message says what to do
+    long = pl.concat([A.with_columns(system=pl.lit("a")), B.with_columns(system=pl.lit("b"))])
+    with pytest.raises(DuplicateError, match=r"'system' column.*one run per system"):
+        preval.fuse(long).collect()
+    # as the message says: one run per system
+    runs = {s: long.filter(pl.col("system") == s) for s in ("a", "b")}
+    assert preval.fuse(runs).collect().equals(preval.fuse([A, B]).collect())

@@ -89,6 +89,8 @@ class Stacked:
     # the TREC run files read, when every run is one: their lines bound the rows from above
     files: tuple[Path, ...] = ()
     ties: str = "input"  # how a run's equal scores are ordered (`TIES`, `rank_rows`)
+    # per run, what messages add to its name ("" or a hint: a table with a system column)
+    notes: tuple[str, ...] = ()
 
     @property
     def line_count(self) -> int | None:
@@ -167,11 +169,12 @@ def stack(
     if not named:
         msg = "fuse: no run given"
         raise InputError(msg)
-    frames, names, files = [], [], []
+    frames, names, files, notes = [], [], [], []
     for i, (name, source) in enumerate(named):
-        lf, run_name = _read_run(source, name, i, query, doc, score, input_format)
+        lf, run_name, note = _read_run(source, name, i, query, doc, score, input_format)
         frames.append(lf)
         names.append(run_name)
+        notes.append(note)
         if io.is_trec(source, input_format, "run"):
             files.append(Path(source))
     # ids of one kind across runs: strings when any run's are (a TREC run's always are)
@@ -185,7 +188,7 @@ def stack(
     ranked = rank_rows(rows, ties)
     every_trec = len(files) == len(frames)
     return Stacked(ranked, tuple(names), (query, doc, score), rows,
-                   tuple(files) if every_trec else (), ties)  # fmt: skip
+                   tuple(files) if every_trec else (), ties, tuple(notes))  # fmt: skip
 
 
 def check_ties(ties: str) -> None:
@@ -216,8 +219,10 @@ def _named(runs: Any) -> list[tuple[str | None, io.Source]]:
 
 def _read_run(
     source: io.Source, name: str | None, i: int, query: str, doc: str, score: str, fmt: str
-) -> tuple[pl.LazyFrame, str]:
-    """One run's rows under canonical names, with its index and input row number; its name."""
+) -> tuple[pl.LazyFrame, str, str]:
+    """One run's rows under canonical names, with its index and input row number; its name;
+    a note for messages about it ("" or, for a table with a ``system`` column, that a table of
+    several systems is several runs)."""
     what = f"run {i}" if not isinstance(source, (str, Path)) else f"run {source}"
     if io.is_trec(source, fmt, "run"):
         run_name = name or io.run_names([Path(source)])[0]
@@ -234,6 +239,12 @@ def _read_run(
             msg = f"{what}: missing doc column {doc!r} (columns: {', '.join(schema.names())})"
             raise InputError(msg)
         run_name = name or (str(source) if isinstance(source, (str, Path)) else f"run{i}")
+    note = ""
+    if "system" in schema and "system" not in (query, doc, score):
+        note = (
+            " (a table with a 'system' column: if it holds several systems, give one run per "
+            "system, e.g. {name: frame.filter(pl.col('system') == name)})"
+        )
     rows = lf.select(
         pl.col(query).alias(QUERY),
         pl.col(doc).alias(DOC),
@@ -243,7 +254,7 @@ def _read_run(
         _row_checker(rows, what, query, doc, score), schema=rows.collect_schema(), streamable=True
     )
     out = checked.filter(pl.col(SCORE).is_not_null()).with_columns(pl.lit(i, pl.UInt32).alias(RUN))
-    return out.select(QUERY, DOC, RUN, SCORE, ROW), run_name
+    return out.select(QUERY, DOC, RUN, SCORE, ROW), run_name, note
 
 
 def _row_checker(rows: pl.LazyFrame, what: str, query: str, doc: str, score: str):
@@ -369,8 +380,12 @@ def apply(
 
 
 def run_labels(stacked: Stacked) -> tuple[str, ...]:
-    """Each run's name in messages: its file when every run is a TREC file, else its name."""
-    return tuple(map(str, stacked.files)) if stacked.files else stacked.names
+    """Each run's name in messages: its file when every run is a TREC file, else its name
+    (with its note, `Stacked.notes`)."""
+    if stacked.files:
+        return tuple(map(str, stacked.files))
+    notes = stacked.notes or ("",) * stacked.runs
+    return tuple(name + note for name, note in zip(stacked.names, notes, strict=True))
 
 
 def finish(fused: pl.LazyFrame, stacked: pl.LazyFrame, labels: Sequence[str] = ()) -> pl.LazyFrame:
