@@ -257,3 +257,26 @@ def test_a_table_of_several_systems_gets_a_duplicate_error_that_says_so():
     # as the message says: one run per system
     runs = {s: long.filter(pl.col("system") == s) for s in ("a", "b")}
     assert preval.fuse(runs).collect().equals(preval.fuse([A, B]).collect())
+
+
+# --- flags that would change nothing ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [(["--qrels", "QRELS"], "--optimize"), (["--folds", "3"], "--optimize"),
+     (["--search", "k=10,20"], "--optimize"), (["--train-runs", "A"], "--train-qrels")],
+)  # fmt: skip
+def test_a_tuning_flag_without_optimize_is_refused_not_ignored(tmp_path, capsys, extra, says):
+    # `preval fuse a b --qrels q -o f.run` fused with k = 60 and said nothing of the qrels
+    a, b, qrels = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "qrels"
+    A.write_parquet(a)
+    B.write_parquet(b)
+    qrels.write_text("q1 0 d1 1\n")
+    extra = [{"QRELS": str(qrels), "A": str(a)}.get(x, x) for x in extra]
+    out = tmp_path / "f.run"
+    code = main(["fuse", str(a), str(b), *extra, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -189,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         if is_table(args.output):  # (a flag that changes nothing is refused, not ignored)
             msg = f"--tag names a TREC run's tag: the table {args.output} has no tag column"
             raise PrevalError(msg)
+    fuse_tune.check(args)
     if fuse_tune.wants(args):
         return fuse_tune.run(args)
     if args.output is None:

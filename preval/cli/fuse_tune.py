@@ -105,16 +105,25 @@ def wants(args: argparse.Namespace) -> bool:
     return args.optimize is not None or args.train_qrels is not None
 
 
-def run(args: argparse.Namespace) -> int:
-    """Tune (``--optimize``) or train (``--train-qrels``), fuse, write ``-o``, print."""
-    from ..fusion import core, learn, writers
-
+def check(args: argparse.Namespace) -> None:
+    """Refuse the flags of tuning and training that would change nothing (every fuse command
+    line passes here, tuning or not: a flag is refused, not ignored)."""
     if args.optimize is not None and args.train_qrels is not None:
         msg = "--optimize trains on --qrels: give --train-qrels without --optimize only"
         raise PrevalError(msg)
     if args.optimize is None and (args.folds is not None or args.search or args.qrels):
         msg = "--qrels, --folds and --search go with --optimize MEASURE"
         raise PrevalError(msg)
+    if args.train_qrels is None and args.train_runs:
+        msg = "--train-runs go with --train-qrels QRELS (the judgments they train on)"
+        raise PrevalError(msg)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Tune (``--optimize``) or train (``--train-qrels``), fuse, write ``-o``, print."""
+    from ..fusion import core, learn, writers
+
+    check(args)
     if args.output is None and args.train_qrels is not None:
         msg = "give the output with -o PATH (.parquet, .csv, .tsv: a table; else a TREC run)"
         raise PrevalError(msg)
