@@ -280,3 +280,26 @@ def test_a_tuning_flag_without_optimize_is_refused_not_ignored(tmp_path, capsys,
     assert code == 2
     assert says in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+# --- cross-validation folds --------------------------------------------------------------------
+
+
+def test_folds_depend_on_the_seed_only_not_on_row_orders():
+    queries = [f"q{i}" for i in range(12)]
+    rows = [(q, f"d{j}", float(10 - j)) for q in queries for j in range(4)]
+    run_a = pl.DataFrame(rows, schema=["query", "doc", "score"], orient="row")
+    run_b = run_a.with_columns(pl.col("score").neg())
+    qrels = pl.DataFrame({"query": queries, "doc": ["d1"] * 12, "label": [1] * 12})
+
+    def folds(seed, shuffle):
+        runs = [r.sample(fraction=1.0, shuffle=True, seed=shuffle) for r in (run_a, run_b)]
+        judged = qrels.sample(fraction=1.0, shuffle=True, seed=shuffle)
+        tuning = preval.optimize_fusion(runs, judged, method="rrf", search={"k": [1, 60]},
+                                        folds=3, seed=seed)  # fmt: skip
+        return tuning.per_query.sort("query").select("query", "fold")
+
+    base = folds(7, 0)
+    assert base["fold"].value_counts()["count"].to_list() == [4, 4, 4]
+    assert folds(7, 1).equals(base) and folds(7, 2).equals(base)
+    assert not folds(8, 0).equals(base)
