@@ -303,3 +303,19 @@ def test_folds_depend_on_the_seed_only_not_on_row_orders():
     assert base["fold"].value_counts()["count"].to_list() == [4, 4, 4]
     assert folds(7, 1).equals(base) and folds(7, 2).equals(base)
     assert not folds(8, 0).equals(base)
+
+
+def test_written_trec_tag_is_the_system_column_when_no_tag_is_given(tmp_path):
+    # preval.fuse's docstring: system= adds a column "holding this name (a TREC run's tag when
+    # written)"; the writer wrote "fused" instead
+    from preval.fusion import writers
+
+    writers.write(preval.fuse([A, B], system="mine"), tmp_path / "f.run")
+    tags = {line.split()[5] for line in (tmp_path / "f.run").read_text().splitlines()}
+    assert tags == {"mine"}
+    writers.write(preval.fuse([A, B], system="mine"), tmp_path / "g.run", tag="given")
+    assert {line.split()[5] for line in (tmp_path / "g.run").read_text().splitlines()} == {"given"}
+    writers.write(preval.fuse([A, B]), tmp_path / "h.run")  # no system column: "fused"
+    assert {line.split()[5] for line in (tmp_path / "h.run").read_text().splitlines()} == {"fused"}
+    with pytest.raises(InputError, match="tag"):
+        writers.write(preval.fuse([A, B], system="my run"), tmp_path / "i.run")

@@ -69,19 +69,24 @@ def check_target(path: str | Path) -> None:
         report.check_place(path)
 
 
-def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "fused") -> None:
+def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str | None = None) -> None:
     """Write `fused` (query, doc, score, rank: `preval.fuse`'s columns) to `path`: a table by
-    its suffix (`TABLES`), else a TREC run with `tag` as its run tag. Streamed by Polars'
-    sinks where the plan allows; renamed into place only when complete."""
+    its suffix (`TABLES`), else a TREC run with `tag` as its run tag (without one: the
+    ``system`` column of ``preval.fuse(..., system=NAME)``, else ``fused``). Streamed by
+    Polars' sinks where the plan allows; renamed into place only when complete."""
     check_target(path)
     fused = fused.lazy()
     if is_table(path):
         with report.Outputs() as out:
             out.write(fused, path)
         return
+    if tag is None and "system" in fused.collect_schema():
+        run_tag = pl.col("system").cast(pl.String).alias("tag")
+    else:
+        run_tag = pl.lit(tag or "fused", pl.String).alias("tag")
     trec = fused.select(
         pl.col(QUERY).cast(pl.String), pl.lit("Q0"), pl.col(DOC).cast(pl.String),
-        pl.col(RANK), pl.col(SCORE), pl.lit(tag).alias("tag"),
+        pl.col(RANK), pl.col(SCORE), run_tag,
     )  # fmt: skip
     trec = trec.map_batches(_trec_ids, schema=trec.collect_schema(), streamable=True)
     with report.Outputs() as out:  # (renamed into place when complete; a stream, copied)
@@ -102,13 +107,14 @@ def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "f
 def _trec_ids(df: pl.DataFrame) -> pl.DataFrame:
     """A map_batches check: raise on an id a TREC line cannot hold (empty, or with whitespace,
     which splits the line into other fields: ``q 1 Q0 d1 ...`` reads back as query ``q``)."""
-    for col in (QUERY, DOC):
+    what = {QUERY: "query id", DOC: "doc id", "tag": "run tag"}
+    for col in what:
         bad = df.filter(pl.col(col).str.contains(r"\s") | (pl.col(col).str.len_bytes() == 0))
         if bad.height:
+            fix = "choose another tag" if col == "tag" else "write a table (.parquet, .csv)"
             msg = (
-                f"cannot write a TREC run: {col} id {bad[col][0]!r} is empty or holds whitespace "
-                "(rule: a TREC line is split on whitespace); write a table instead (.parquet, "
-                ".csv)"
+                f"cannot write a TREC run: {what[col]} {bad[col][0]!r} is empty or holds "
+                f"whitespace (rule: a TREC line is split on whitespace); {fix}"
             )
             raise InputError(msg)
     return df
