@@ -319,3 +319,26 @@ def test_written_trec_tag_is_the_system_column_when_no_tag_is_given(tmp_path):
     assert {line.split()[5] for line in (tmp_path / "h.run").read_text().splitlines()} == {"fused"}
     with pytest.raises(InputError, match="tag"):
         writers.write(preval.fuse([A, B], system="my run"), tmp_path / "i.run")
+
+
+# --- runs named alike ----------------------------------------------------------------------------
+
+
+def test_trec_runs_with_one_tag_keep_apart_in_the_comparison(tmp_path):
+    # two TREC files tagged "bm25" were both named "bm25": the per-query table merged them and
+    # the comparison printed run a's mean for run b. Named by their paths, as evaluate does.
+    a, b, qrels = tmp_path / "a.run", tmp_path / "b.run", tmp_path / "qrels"
+    # a ranks d1 (relevant) first: AP 1; b ranks it second: AP 1/2
+    a.write_text("q1 Q0 d1 1 2 bm25\nq1 Q0 d2 2 1 bm25\n")
+    b.write_text("q1 Q0 d2 1 2 bm25\nq1 Q0 d1 2 1 bm25\n")
+    qrels.write_text("q1 0 d1 1\n")
+    from preval.fusion import core
+
+    stacked = core.stack([a, b])
+    assert stacked.names == (str(a), str(b))
+    tuning = preval.optimize_fusion([a, b], qrels, method="rrf", metric="AP", search={"k": [60]})
+    table = tuning.compare().sort("baseline")
+    assert table["baseline"].to_list() == [str(a), str(b)]
+    assert table["baseline_mean"].to_list() == [1.0, 0.5]
+    # the same file twice: still two names
+    assert len(set(core.stack([a, a]).names)) == 2

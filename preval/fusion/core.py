@@ -177,6 +177,7 @@ def stack(
         notes.append(note)
         if io.is_trec(source, input_format, "run"):
             files.append(Path(source))
+    names = _distinct(names, named)
     # ids of one kind across runs: strings when any run's are (a TREC run's always are)
     for col in (QUERY, DOC):
         dtypes = {f.collect_schema()[col] for f in frames}
@@ -207,6 +208,21 @@ def rank_rows(rows: pl.LazyFrame, ties: str = "input") -> pl.LazyFrame:
         doc_desc = pl.col(DOC).cast(pl.String).rank("dense", descending=True).over([RUN, QUERY])
         rows = rows.with_columns(doc_desc.alias(ROW))
     return rows.with_columns(rank_by([SCORE], tie=ROW)).drop(ROW)
+
+
+def _distinct(names: list[str], named: list[tuple[str | None, io.Source]]) -> list[str]:
+    """One name per run: runs named alike (two TREC files of one tag) by their paths, as
+    `io.run_names` names them for `evaluate`, and a name still repeated (one file given twice)
+    with ``#`` and the run's position."""
+    if len(set(names)) == len(names):
+        return names
+    out = [
+        str(source) if given is None and isinstance(source, (str, Path)) else name
+        for name, (given, source) in zip(names, named, strict=True)
+    ]
+    if len(set(out)) < len(out):
+        out = [f"{n}#{i}" if out.count(n) > 1 else n for i, n in enumerate(out)]
+    return out
 
 
 def _named(runs: Any) -> list[tuple[str | None, io.Source]]:
