@@ -342,3 +342,15 @@ def test_trec_runs_with_one_tag_keep_apart_in_the_comparison(tmp_path):
     assert table["baseline_mean"].to_list() == [1.0, 0.5]
     # the same file twice: still two names
     assert len(set(core.stack([a, a]).names)) == 2
+
+
+def test_numpy_scalars_are_parameters_as_python_numbers():
+    # k=np.int64(10) failed in Polars ("UDF called without return type") with a plan dump
+    np = pytest.importorskip("numpy")
+    want = preval.fuse([A, B], "rrf", k=10).collect()
+    assert preval.fuse([A, B], "rrf", k=np.int64(10)).collect().equals(want)
+    assert preval.fuse([A, B], "rrf", k=np.float64(10.0)).collect().equals(want)
+    rbc = preval.fuse([A, B], "rbc", phi=0.5).collect()
+    assert preval.fuse([A, B], "rbc", phi=np.float32(0.5)).collect().equals(rbc)
+    wsum = preval.fuse([A, B], "wsum", weights=[0.25, 0.75]).collect()
+    assert preval.fuse([A, B], "wsum", weights=np.array([0.25, 0.75])).collect().equals(wsum)

@@ -319,7 +319,17 @@ def resolve_params(method: Method, params: Mapping[str, Any]) -> dict[str, Any]:
         ):
             msg = f"fusion method {method.name}: {name} must be {rule.text}, got {value!r}"
             raise InputError(msg)
-    return {**method.params, **params}
+    # Python numbers: a numpy scalar in a Polars expression makes a plan Polars cannot type
+    python = {
+        name: int(v) if isinstance(v, numbers.Integral) or _whole(method, name) else float(v)
+        for name, v in params.items()
+    }
+    return {**method.params, **python}
+
+
+def _whole(method: Method, name: str) -> bool:
+    """Whether parameter `name` of `method` is a whole number (its rule says so)."""
+    return method.rules.get(name, ANY_NUMBER).whole
 
 
 def resolve_weights(
