@@ -354,3 +354,24 @@ def test_numpy_scalars_are_parameters_as_python_numbers():
     assert preval.fuse([A, B], "rbc", phi=np.float32(0.5)).collect().equals(rbc)
     wsum = preval.fuse([A, B], "wsum", weights=[0.25, 0.75]).collect()
     assert preval.fuse([A, B], "wsum", weights=np.array([0.25, 0.75])).collect().equals(wsum)
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [(["--method", "wsum", "--weights", "0.3,0.7"], "--weights"),
+     (["--search", "k=10,20", "--param", "k=60"], "k")],
+)  # fmt: skip
+def test_optimize_refuses_a_flag_it_would_ignore(tmp_path, capsys, extra, says):
+    # --weights was ignored by --optimize (the grid searched instead); --param k=60 silently
+    # replaced --search k=10,20
+    a, b, qrels = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "qrels"
+    A.write_parquet(a)
+    B.write_parquet(b)
+    qrels.write_text("q1 0 d1 1\n")
+    out = tmp_path / "f.run"
+    code = main(["fuse", str(a), str(b), "--optimize", "AP", "--qrels", str(qrels), *extra,
+                 "-o", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

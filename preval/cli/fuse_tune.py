@@ -114,6 +114,16 @@ def check(args: argparse.Namespace) -> None:
     if args.optimize is None and (args.folds is not None or args.search or args.qrels):
         msg = "--qrels, --folds and --search go with --optimize MEASURE"
         raise PrevalError(msg)
+    if args.optimize is not None and args.weights is not None:
+        msg = (
+            "--optimize searches the weights: give the weights to try with --search "
+            "weights=STEP, or fuse with --weights without --optimize"
+        )
+        raise PrevalError(msg)
+    both = sorted({name for name, _ in args.param} & {name for name, _ in args.search})
+    if args.optimize is not None and both:
+        msg = f"{both[0]} is given by --param and by --search: give it once (--search {both[0]}=V)"
+        raise PrevalError(msg)
     if args.train_qrels is None and args.train_runs:
         msg = "--train-runs go with --train-qrels QRELS (the judgments they train on)"
         raise PrevalError(msg)
