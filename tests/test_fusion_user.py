@@ -18,6 +18,15 @@ A = pl.DataFrame({"query": ["q1"] * 3, "doc": ["d1", "d2", "d3"], "score": [3.0,
 B = pl.DataFrame({"query": ["q1"] * 2, "doc": ["d3", "d1"], "score": [5.0, 4.0]})
 
 
+def _cli_inputs(tmp_path):
+    """Runs A and B as Parquet files and a one-line qrels file, for the command line."""
+    a, b, qrels = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "qrels"
+    A.write_parquet(a)
+    B.write_parquet(b)
+    qrels.write_text("q1 0 d1 1\n")
+    return a, b, qrels
+
+
 # --- weights -----------------------------------------------------------------------------------
 
 
@@ -43,9 +52,7 @@ def test_zero_and_negative_weights_are_kept_as_ranx_keeps_them():
 
 
 def test_cli_refuses_a_nan_weight_in_one_line(tmp_path, capsys):
-    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
-    A.write_parquet(a)
-    B.write_parquet(b)
+    a, b, _ = _cli_inputs(tmp_path)
     code = main(["fuse", str(a), str(b), "--method", "wsum", "--weights", "nan,1",
                  "-o", str(tmp_path / "f.run")])  # fmt: skip
     err = capsys.readouterr().err
@@ -101,9 +108,7 @@ def test_rrf_k_zero_is_the_plain_reciprocal_rank():
 
 
 def test_cli_refuses_a_negative_k_in_one_line(tmp_path, capsys):
-    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
-    A.write_parquet(a)
-    B.write_parquet(b)
+    a, b, _ = _cli_inputs(tmp_path)
     code = main(["fuse", str(a), str(b), "--param", "k=-1", "-o", str(tmp_path / "f.run")])
     err = capsys.readouterr().err
     assert code == 2
@@ -269,10 +274,7 @@ def test_a_table_of_several_systems_gets_a_duplicate_error_that_says_so():
 )  # fmt: skip
 def test_a_tuning_flag_without_optimize_is_refused_not_ignored(tmp_path, capsys, extra, says):
     # `preval fuse a b --qrels q -o f.run` fused with k = 60 and said nothing of the qrels
-    a, b, qrels = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "qrels"
-    A.write_parquet(a)
-    B.write_parquet(b)
-    qrels.write_text("q1 0 d1 1\n")
+    a, b, qrels = _cli_inputs(tmp_path)
     extra = [{"QRELS": str(qrels), "A": str(a)}.get(x, x) for x in extra]
     out = tmp_path / "f.run"
     code = main(["fuse", str(a), str(b), *extra, "-o", str(out)])
@@ -364,10 +366,7 @@ def test_numpy_scalars_are_parameters_as_python_numbers():
 def test_optimize_refuses_a_flag_it_would_ignore(tmp_path, capsys, extra, says):
     # --weights was ignored by --optimize (the grid searched instead); --param k=60 silently
     # replaced --search k=10,20
-    a, b, qrels = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "qrels"
-    A.write_parquet(a)
-    B.write_parquet(b)
-    qrels.write_text("q1 0 d1 1\n")
+    a, b, qrels = _cli_inputs(tmp_path)
     out = tmp_path / "f.run"
     code = main(["fuse", str(a), str(b), "--optimize", "AP", "--qrels", str(qrels), *extra,
                  "-o", str(out)])  # fmt: skip
