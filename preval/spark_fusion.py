@@ -49,6 +49,7 @@ def fuse(
     score: str = "score",
     with_rank: bool = True,
     num_buckets: int | None = None,
+    ties: str = "input",
     **params: Any,
 ) -> DataFrame:
     """Fuse Spark DataFrames per query, inside Spark; return a lazy Spark DataFrame.
@@ -75,13 +76,17 @@ def fuse(
     num_buckets
         Hash buckets of the query, one Python call each; the default as `preval.spark.evaluate`
         chooses it (about one per million rows, at least the session's parallelism).
+    ties
+        A run's equal scores: ``input`` (as a bucket's rows arrive) or ``trec`` (doc id
+        descending: reproducible, and equal to `preval.fuse(..., ties="trec")`).
 
     Returns
     -------
     pyspark.sql.DataFrame
-        One row per (query, doc), unordered. Ties in a run's scores are ordered by the order in
-        which a bucket's rows reach the worker, which Spark does not promise: give tie-free
-        scores for results that are reproducible (and equal to `preval.fuse`'s).
+        One row per (query, doc), unordered. With ``ties="input"``, ties in a run's scores are
+        ordered by the order in which a bucket's rows reach the worker, which Spark does not
+        promise: give tie-free scores, or ``ties="trec"``, for results that are reproducible
+        (and equal to `preval.fuse`'s).
     """
     from functools import reduce
 
@@ -92,6 +97,7 @@ def fuse(
     m = core.get_method(method)
     norm_name = core.get_norm(norm, m)
     chosen = core.resolve_params(m, params)
+    core.check_ties(ties)
     named = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
     if not named:
         msg = "fuse: no run given"
@@ -123,7 +129,7 @@ def fuse(
     rows = reduce(lambda a, b: a.unionByName(b), parts)
 
     kernel = _Kernel(m.name, norm_name, None if weights is None else tuple(weights), chosen,
-                     learned, len(named), with_rank, None)  # fmt: skip
+                     learned, len(named), with_rank, None, ties)  # fmt: skip
     probe = kernel.fused(_empty(rows))
     out_schema = _spark_schema(probe.schema)
     kernel = _Kernel(**{**kernel.__dict__, "schema": _arrow_schema(out_schema)})
@@ -155,6 +161,7 @@ class _Kernel:
     runs: int
     with_rank: bool
     schema: pa.Schema | None
+    ties: str = "input"
 
     def fused(self, rows: pl.DataFrame) -> pl.DataFrame:
         from .fusion import core
@@ -162,7 +169,7 @@ class _Kernel:
         frames = [
             rows.filter(pl.col(_RUN) == i).select("query", "doc", "score") for i in range(self.runs)
         ]
-        stacked = core.stack(frames)
+        stacked = core.stack(frames, ties=self.ties)
         learned = None if self.learned is None else self.learned.lazy()
         fused = core.apply(stacked, self.method, norm=self.norm, weights=self.weights,
                            learned=learned, params=self.params)  # fmt: skip

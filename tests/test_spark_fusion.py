@@ -93,3 +93,18 @@ def test_spark_bad_column(spark):
     sdfs = [spark.createDataFrame(f.to_arrow()) for f in frames]
     with pytest.raises(InputError, match="missing column 'query'"):
         spark_fusion.fuse(sdfs, "rrf")
+
+
+def test_spark_ties_trec_equals_local_on_tied_scores(spark):
+    # scores rounded to integers: many ties, which Spark's row order would break at random;
+    # ties="trec" orders them by doc id, so Spark equals the local fusion of shuffled rows
+    frames, _ = _runs(seed=4)
+    tied = [f.with_columns(pl.col("sim").floor()) for f in frames]
+    shuffled = [f.sample(fraction=1.0, shuffle=True, seed=1) for f in tied]
+    renamed = [f.rename({"qid": "query", "docno": "doc", "sim": "score"}) for f in shuffled]
+    local = core.apply(core.stack(renamed, ties="trec"), "rrf").collect()
+    local = local.rename({"query": "qid", "doc": "docno", "score": "sim"})
+    got = _spark(spark, tied, "rrf", ties="trec")
+    assert got.equals(local)
+    with pytest.raises(InputError, match="ties must be one of"):
+        pspark.fuse([spark.createDataFrame(tied[0].to_arrow())], "rrf", ties="doc")

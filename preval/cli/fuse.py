@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import report
 from ..errors import PrevalError
+from ..fusion.core import TIES
 from ..options import DUPLICATES, INPUT_FORMATS
 from . import common, fuse_tune
 
@@ -89,6 +90,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         choices=DUPLICATES,
         default="error",
         help="a document twice in one run and query: error, or keep the max score or the first",
+    )
+    fu.add_argument(
+        "--ties",
+        choices=TIES,
+        default="input",
+        help="a run's equal scores: input (ranx's order: as the lines come) or trec (trec_eval's: "
+        "doc id descending, the same fused run for any order of the input's lines)",
     )
     fu.add_argument(
         "--input-format",
@@ -181,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         if is_table(args.output):  # (a flag that changes nothing is refused, not ignored)
             msg = f"--tag names a TREC run's tag: the table {args.output} has no tag column"
             raise PrevalError(msg)
+    fuse_tune.check(args)
     if fuse_tune.wants(args):
         return fuse_tune.run(args)
     if args.output is None:
@@ -195,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             args.runs, path, args.method, args.norm, args.weights, tag=args.tag,
             memory_limit=args.memory_limit, tmp_dir=args.tmp_dir, query=args.query,
             doc=args.doc, score=args.score, input_format=args.input_format,
-            duplicates=args.duplicates, **params,
+            duplicates=args.duplicates, ties=args.ties, **params,
         )  # fmt: skip
 
     if args.output == report.STDOUT:

@@ -105,16 +105,35 @@ def wants(args: argparse.Namespace) -> bool:
     return args.optimize is not None or args.train_qrels is not None
 
 
-def run(args: argparse.Namespace) -> int:
-    """Tune (``--optimize``) or train (``--train-qrels``), fuse, write ``-o``, print."""
-    from ..fusion import core, learn, writers
-
+def check(args: argparse.Namespace) -> None:
+    """Refuse the flags of tuning and training that would change nothing (every fuse command
+    line passes here, tuning or not: a flag is refused, not ignored)."""
     if args.optimize is not None and args.train_qrels is not None:
         msg = "--optimize trains on --qrels: give --train-qrels without --optimize only"
         raise PrevalError(msg)
     if args.optimize is None and (args.folds is not None or args.search or args.qrels):
         msg = "--qrels, --folds and --search go with --optimize MEASURE"
         raise PrevalError(msg)
+    if args.optimize is not None and args.weights is not None:
+        msg = (
+            "--optimize searches the weights: give the weights to try with --search "
+            "weights=STEP, or fuse with --weights without --optimize"
+        )
+        raise PrevalError(msg)
+    both = sorted({name for name, _ in args.param} & {name for name, _ in args.search})
+    if args.optimize is not None and both:
+        msg = f"{both[0]} is given by --param and by --search: give it once (--search {both[0]}=V)"
+        raise PrevalError(msg)
+    if args.train_qrels is None and args.train_runs:
+        msg = "--train-runs go with --train-qrels QRELS (the judgments they train on)"
+        raise PrevalError(msg)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Tune (``--optimize``) or train (``--train-qrels``), fuse, write ``-o``, print."""
+    from ..fusion import core, learn, writers
+
+    check(args)
     if args.output is None and args.train_qrels is not None:
         msg = "give the output with -o PATH (.parquet, .csv, .tsv: a table; else a TREC run)"
         raise PrevalError(msg)
@@ -141,9 +160,9 @@ def run(args: argparse.Namespace) -> int:
             )
             raise PrevalError(msg)
         learned = learn(train_runs, args.train_qrels, args.method, norm=args.norm,
-                        input_format=args.input_format, **params)  # fmt: skip
+                        input_format=args.input_format, ties=args.ties, **params)  # fmt: skip
         stacked = core.stack(args.runs, input_format=args.input_format,
-                             duplicates=args.duplicates, **columns)  # fmt: skip
+                             duplicates=args.duplicates, ties=args.ties, **columns)  # fmt: skip
         fused = core.apply(stacked, args.method, norm=args.norm, weights=args.weights,
                            learned=learned.lazy(), params=params)  # fmt: skip
         writers.write(fused, args.output, tag=tag)
@@ -169,7 +188,7 @@ def _optimize(args: argparse.Namespace, params: dict, tag: str, columns: dict) -
     tuning = optimize_fusion(
         args.runs, args.qrels, method=args.method, norm=args.norm, metric=args.optimize,
         search=search, folds=args.folds, seed=args.seed, input_format=args.input_format,
-        duplicates=args.duplicates, **columns,
+        duplicates=args.duplicates, ties=args.ties, **columns,
     )  # fmt: skip
     print(f"{tuning.method} (norm {tuning.norm}): best {tuning.metric} "
           f"{tuning.candidates['score'].max():.4f} of "

@@ -39,7 +39,9 @@ missing from a run is handled by each method as ranx does (see each method's doc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -52,7 +54,7 @@ from ..errors import DuplicateError, InputError, InvalidValueError
 from ..options import DUPLICATES, INPUT_FORMATS
 from ..planner.aggregate import dedupe
 from ..validate import KEEP_ONE
-from .registry import METHODS, NORMS, Method, listed
+from .registry import METHODS, NORMS, Method, Rule, listed
 from .stacked import DOC, DUPS, FIRST, QUERY, RANK, ROW, RUN, SCORE, first_key, rank_by
 
 # ranx's names for its methods (`ranx.fusion.fusion_switch`) -> preval's
@@ -62,6 +64,12 @@ ALIASES = {
     "w_bordafuse": "weighted_bordafuse", "w_condorcet": "weighted_condorcet",
 }  # fmt: skip
 NORM_ALIASES = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}
+# a run's equal scores: in input order (ranx's rule) or by doc id descending (trec_eval's rule,
+# the same fused run whatever the order of the input's rows)
+TIES = ("input", "trec")
+
+# a parameter without a rule of its own: any finite number
+ANY_NUMBER = Rule("a finite number", lambda v: True)
 
 STACKED_SCHEMA = {RUN: pl.UInt32, SCORE: pl.Float64, RANK: pl.UInt32}
 
@@ -80,6 +88,9 @@ class Stacked:
     raw: pl.LazyFrame | None = None
     # the TREC run files read, when every run is one: their lines bound the rows from above
     files: tuple[Path, ...] = ()
+    ties: str = "input"  # how a run's equal scores are ordered (`TIES`, `rank_rows`)
+    # per run, what messages add to its name ("" or a hint: a table with a system column)
+    notes: tuple[str, ...] = ()
 
     @property
     def line_count(self) -> int | None:
@@ -135,8 +146,10 @@ def stack(
     score: str = SCORE,
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
 ) -> Stacked:
-    """The runs as one stacked frame, ranked (see the module docstring for the order).
+    """The runs as one stacked frame, ranked (see the module docstring for the order; `ties`
+    as `rank_rows`).
 
     `runs`: a list of runs, each a dataframe, a table path (Parquet, CSV) or a TREC run file
     (`preval.io.is_trec` under `input_format`), or a dict name -> run. Rows with a null score are
@@ -151,17 +164,20 @@ def stack(
         known = ", ".join(map(repr, INPUT_FORMATS))
         msg = f"input_format must be one of {known}, got {input_format!r}"
         raise InputError(msg)
+    check_ties(ties)
     named = _named(runs)
     if not named:
         msg = "fuse: no run given"
         raise InputError(msg)
-    frames, names, files = [], [], []
+    frames, names, files, notes = [], [], [], []
     for i, (name, source) in enumerate(named):
-        lf, run_name = _read_run(source, name, i, query, doc, score, input_format)
+        lf, run_name, note = _read_run(source, name, i, query, doc, score, input_format)
         frames.append(lf)
         names.append(run_name)
+        notes.append(note)
         if io.is_trec(source, input_format, "run"):
             files.append(Path(source))
+    names = _distinct(names, named)
     # ids of one kind across runs: strings when any run's are (a TREC run's always are)
     for col in (QUERY, DOC):
         dtypes = {f.collect_schema()[col] for f in frames}
@@ -170,10 +186,43 @@ def stack(
     rows = pl.concat(frames, how="vertical")
     if duplicates != "error":
         rows = dedupe(rows, [RUN, QUERY, DOC], SCORE, duplicates)
-    ranked = rows.with_columns(rank_by([SCORE], tie=ROW)).drop(ROW)
+    ranked = rank_rows(rows, ties)
     every_trec = len(files) == len(frames)
     return Stacked(ranked, tuple(names), (query, doc, score), rows,
-                   tuple(files) if every_trec else ())  # fmt: skip
+                   tuple(files) if every_trec else (), ties, tuple(notes))  # fmt: skip
+
+
+def check_ties(ties: str) -> None:
+    """Refuse a `ties` rule that is not one of `TIES`."""
+    if ties not in TIES:
+        msg = f"ties must be one of {', '.join(map(repr, TIES))}, got {ties!r}"
+        raise InputError(msg)
+
+
+def rank_rows(rows: pl.LazyFrame, ties: str = "input") -> pl.LazyFrame:
+    """`rows` (query, doc, run, score and `ROW`, the input order) ranked per run and query:
+    score descending, equal scores in input order (``"input"``, ranx's order) or by doc id
+    descending in byte order (``"trec"``, trec_eval's order for equal scores, which no
+    reordering of the input's rows changes); `ROW` dropped."""
+    if ties == "trec":
+        doc_desc = pl.col(DOC).cast(pl.String).rank("dense", descending=True).over([RUN, QUERY])
+        rows = rows.with_columns(doc_desc.alias(ROW))
+    return rows.with_columns(rank_by([SCORE], tie=ROW)).drop(ROW)
+
+
+def _distinct(names: list[str], named: list[tuple[str | None, io.Source]]) -> list[str]:
+    """One name per run: runs named alike (two TREC files of one tag) by their paths, as
+    `io.run_names` names them for `evaluate`, and a name still repeated (one file given twice)
+    with ``#`` and the run's position."""
+    if len(set(names)) == len(names):
+        return names
+    out = [
+        str(source) if given is None and isinstance(source, (str, Path)) else name
+        for name, (given, source) in zip(names, named, strict=True)
+    ]
+    if len(set(out)) < len(out):
+        out = [f"{n}#{i}" if out.count(n) > 1 else n for i, n in enumerate(out)]
+    return out
 
 
 def _named(runs: Any) -> list[tuple[str | None, io.Source]]:
@@ -186,8 +235,10 @@ def _named(runs: Any) -> list[tuple[str | None, io.Source]]:
 
 def _read_run(
     source: io.Source, name: str | None, i: int, query: str, doc: str, score: str, fmt: str
-) -> tuple[pl.LazyFrame, str]:
-    """One run's rows under canonical names, with its index and input row number; its name."""
+) -> tuple[pl.LazyFrame, str, str]:
+    """One run's rows under canonical names, with its index and input row number; its name;
+    a note for messages about it ("" or, for a table with a ``system`` column, that a table of
+    several systems is several runs)."""
     what = f"run {i}" if not isinstance(source, (str, Path)) else f"run {source}"
     if io.is_trec(source, fmt, "run"):
         run_name = name or io.run_names([Path(source)])[0]
@@ -204,6 +255,12 @@ def _read_run(
             msg = f"{what}: missing doc column {doc!r} (columns: {', '.join(schema.names())})"
             raise InputError(msg)
         run_name = name or (str(source) if isinstance(source, (str, Path)) else f"run{i}")
+    note = ""
+    if "system" in schema and "system" not in (query, doc, score):
+        note = (
+            " (a table with a 'system' column: if it holds several systems, give one run per "
+            "system, e.g. {name: frame.filter(pl.col('system') == name)})"
+        )
     rows = lf.select(
         pl.col(query).alias(QUERY),
         pl.col(doc).alias(DOC),
@@ -213,7 +270,7 @@ def _read_run(
         _row_checker(rows, what, query, doc, score), schema=rows.collect_schema(), streamable=True
     )
     out = checked.filter(pl.col(SCORE).is_not_null()).with_columns(pl.lit(i, pl.UInt32).alias(RUN))
-    return out.select(QUERY, DOC, RUN, SCORE, ROW), run_name
+    return out.select(QUERY, DOC, RUN, SCORE, ROW), run_name, note
 
 
 def _row_checker(rows: pl.LazyFrame, what: str, query: str, doc: str, score: str):
@@ -254,7 +311,25 @@ def resolve_params(method: Method, params: Mapping[str, Any]) -> dict[str, Any]:
         known = ", ".join(f"{k}={v!r}" for k, v in method.params.items()) or "none"
         msg = f"fusion method {method.name} takes no parameter {unknown[0]!r} (parameters: {known})"
         raise InputError(msg)
-    return {**method.params, **params}
+    for name, value in params.items():
+        rule = method.rules.get(name, ANY_NUMBER)
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not (number and math.isfinite(value) and rule.ok(value)) or (
+            rule.whole and float(value) != int(value)
+        ):
+            msg = f"fusion method {method.name}: {name} must be {rule.text}, got {value!r}"
+            raise InputError(msg)
+    # Python numbers: a numpy scalar in a Polars expression makes a plan Polars cannot type
+    python = {
+        name: int(v) if isinstance(v, numbers.Integral) or _whole(method, name) else float(v)
+        for name, v in params.items()
+    }
+    return {**method.params, **python}
+
+
+def _whole(method: Method, name: str) -> bool:
+    """Whether parameter `name` of `method` is a whole number (its rule says so)."""
+    return method.rules.get(name, ANY_NUMBER).whole
 
 
 def resolve_weights(
@@ -267,11 +342,30 @@ def resolve_weights(
         weighted = sorted(m.name for m in METHODS.values() if m.weighted)
         msg = f"fusion method {method.name} takes no weights (weighted: {', '.join(weighted)})"
         raise InputError(msg)
-    weights = tuple(float(w) for w in weights)
+    given, weights = weights, _finite(weights)
+    if weights is None:
+        msg = (
+            f"fusion method {method.name}: weights must be finite numbers, one per run, "
+            f"got {given!r}"
+        )
+        raise InputError(msg)
     if len(weights) != runs:
         msg = f"{len(weights)} weights for {runs} runs: give one weight per run, in run order"
         raise InputError(msg)
     return weights
+
+
+def _finite(values: Any) -> tuple[float, ...] | None:
+    """`values` as floats, or None unless they are a sequence of finite real numbers (a NaN
+    weight gives NaN fused scores, which sort first)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        return None
+    out = []
+    for v in values:
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
+            return None
+        out.append(float(v))
+    return tuple(out)
 
 
 def apply(
@@ -312,8 +406,12 @@ def apply(
 
 
 def run_labels(stacked: Stacked) -> tuple[str, ...]:
-    """Each run's name in messages: its file when every run is a TREC file, else its name."""
-    return tuple(map(str, stacked.files)) if stacked.files else stacked.names
+    """Each run's name in messages: its file when every run is a TREC file, else its name
+    (with its note, `Stacked.notes`)."""
+    if stacked.files:
+        return tuple(map(str, stacked.files))
+    notes = stacked.notes or ("",) * stacked.runs
+    return tuple(name + note for name, note in zip(stacked.names, notes, strict=True))
 
 
 def finish(fused: pl.LazyFrame, stacked: pl.LazyFrame, labels: Sequence[str] = ()) -> pl.LazyFrame:
@@ -367,6 +465,7 @@ def training(
     *,
     norm: str | None = None,
     input_format: str = "auto",
+    ties: str = "input",
     **params: Any,
 ) -> pl.LazyFrame:
     """The plan of what supervised `method` learns from training `runs` and `qrels` (the small
@@ -384,7 +483,7 @@ def training(
         msg = f"fusion method {m.name} learns nothing: it is not supervised"
         raise InputError(msg)
     chosen = resolve_params(m, params)
-    stacked = stack(runs, input_format=input_format)
+    stacked = stack(runs, input_format=input_format, ties=ties)
     normed = normalise(stacked.frame, get_norm(norm, m))
     return m.train(normed, read_qrels(qrels, input_format), chosen)
 
@@ -409,6 +508,7 @@ def fuse(
     score: str = SCORE,
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
     with_rank: bool = True,
     system: str | None = None,
     train_qrels: io.Source | None = None,
@@ -442,6 +542,9 @@ def fuse(
     duplicates
         A document twice in one run and query: ``error`` (`DuplicateError`), or keep the
         ``max`` score or the ``first`` row.
+    ties
+        A run's equal scores: ``input`` (default, ranx's order: as the rows come) or ``trec``
+        (trec_eval's: doc id descending, so any order of the input's rows fuses the same).
     with_rank
         Add the 1-based ``rank`` column (UInt32) of the fused ranking.
     system
@@ -470,7 +573,7 @@ def fuse(
     resolve_params(m, params)
     stacked = stack(
         runs, query=query, doc=doc, score=score, input_format=input_format,
-        duplicates=duplicates,
+        duplicates=duplicates, ties=ties,
     )  # fmt: skip
     if m.supervised and learned is None:
         if train_qrels is None:
@@ -481,7 +584,7 @@ def fuse(
             raise InputError(msg)
         learned = training(
             runs if train_runs is None else train_runs, train_qrels, m.name, norm=norm,
-            input_format=input_format, **params,
+            input_format=input_format, ties=ties, **params,
         )  # fmt: skip
     fused = apply(stacked, method, norm=norm, weights=weights, params=params, learned=learned)
     return present(fused, stacked.columns, with_rank=with_rank, system=system)
@@ -537,6 +640,7 @@ __all__ = [
     "normalise",
     "present",
     "rank_by",
+    "rank_rows",
     "resolve_params",
     "resolve_weights",
     "stack",

@@ -39,6 +39,16 @@ Normalise = Callable[[pl.LazyFrame], pl.LazyFrame]
 
 
 @dataclass(frozen=True)
+class Rule:
+    """A method parameter's domain: a finite real number (a whole one when `whole`) for which
+    `ok` holds; `text` says the domain in messages ("a number >= 0")."""
+
+    text: str
+    ok: Callable[[float], bool]
+    whole: bool = False
+
+
+@dataclass(frozen=True)
 class Method:
     """One fusion method: its function, its parameters with their defaults, its normalisation
     when none is given, and, for a supervised method, how it learns from training qrels."""
@@ -50,6 +60,7 @@ class Method:
     train: Train | None = None
     weighted: bool = False  # does the method read per-run weights
     doc: str = ""
+    rules: dict[str, Rule] = field(default_factory=dict)  # each parameter's domain
 
     @property
     def supervised(self) -> bool:
@@ -76,12 +87,16 @@ def method(
     default_norm: str = "min-max",
     train: Train | None = None,
     weighted: bool = False,
+    rules: dict[str, Rule] | None = None,
 ) -> Callable[[Fuse], Fuse]:
-    """Register a fusion function under `name` (its docstring's first line is its help)."""
+    """Register a fusion function under `name` (its docstring's first line is its help);
+    `rules` gives each parameter's domain (a parameter without one: any finite number)."""
 
     def register(fn: Fuse) -> Fuse:
         doc = (fn.__doc__ or "").strip().splitlines()[0]
-        METHODS[name] = Method(name, fn, dict(params or {}), default_norm, train, weighted, doc)
+        METHODS[name] = Method(
+            name, fn, dict(params or {}), default_norm, train, weighted, doc, dict(rules or {})
+        )
         return fn
 
     return register

@@ -35,7 +35,7 @@ import polars as pl
 
 from .. import io
 from ..errors import InputError
-from .registry import method
+from .registry import Rule, method
 from .stacked import DUPS, FIRST, wide
 
 # SegFuse's segment boundaries (Shokouhi 2007; ranx): segment k (1-based) holds positions
@@ -259,7 +259,10 @@ def _train_probfuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[str
     )
 
 
-@method("probfuse", train=_train_probfuse, params={"n_segments": 25})
+@method(
+    "probfuse", train=_train_probfuse, params={"n_segments": 25},
+    rules={"n_segments": Rule("a whole number >= 1", lambda v: v >= 1, whole=True)},
+)  # fmt: skip
 def probfuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:
@@ -338,7 +341,10 @@ def _train_slidefuse(stacked: pl.LazyFrame, qrels: pl.LazyFrame, params: dict[st
     )
 
 
-@method("slidefuse", train=_train_slidefuse, params={"w": 5})
+@method(
+    "slidefuse", train=_train_slidefuse, params={"w": 5},
+    rules={"w": Rule("a whole number >= 0", lambda v: v >= 0, whole=True)},
+)  # fmt: skip
 def slidefuse(
     stacked: pl.LazyFrame, weights: Sequence[float] | None, params: dict[str, Any], trained: Any
 ) -> pl.LazyFrame:

@@ -25,6 +25,7 @@ from .. import io
 from ..errors import DuplicateError, InputError
 from ..measures import parse
 from ..validate import KEEP_ONE
+from . import core
 from .stacked import wide
 from .supervised import TRAINED_BY, read_qrels
 
@@ -145,6 +146,13 @@ def candidates(method: Any, runs: int, search: Mapping[str, Any] | None) -> list
             raise InputError(msg)
     names = list(search)
     grids = [_values(search[n]) for n in names]
+    # every value searched in its domain, as `preval.fuse` takes it (k = -1 divides by zero)
+    for name, values in zip(names, grids, strict=True):
+        for value in values:
+            core.resolve_params(method, {name: value})
+    for w in grid:
+        if w is not None:
+            core.resolve_weights(method, w, runs)
     out = []
     for w in grid:
         for values in itertools.product(*grids):
@@ -277,6 +285,7 @@ def optimize_fusion(
     score: str = "score",
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
 ) -> Tuning:
     """Search a fusion method's weights and parameters for the best `metric` on judged queries
     (ranx's ``optimize_fusion``), optionally cross-validated over the queries.
@@ -305,6 +314,8 @@ def optimize_fusion(
         k-fold cross-validation over the judged queries (`assign_folds`: a permutation seeded
         by `seed`): each fold's candidate is chosen (and a supervised method trained) on the
         other folds' queries and scored on its own. None: no cross-validation.
+    query, doc, score, input_format, duplicates, ties
+        As for `preval.fuse`.
 
     Returns
     -------
@@ -313,13 +324,12 @@ def optimize_fusion(
         is the fused run of the choice, `Tuning.compare` its comparison with the inputs.
         Among equal scores the last candidate wins, as ranx's ``>=``.
     """
-    from . import core
 
     m = core.get_method(method)
     norm_name = core.get_norm(norm, m)
     measure = parse(metric).name
     stacked = core.stack(runs, query=query, doc=doc, score=score, input_format=input_format,
-                         duplicates=duplicates)  # fmt: skip
+                         duplicates=duplicates, ties=ties)  # fmt: skip
     n_runs = stacked.runs
     cands = candidates(m, n_runs, search)
     judgments = read_qrels(qrels, input_format)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .registry import method
+from .registry import Rule, method
 from .stacked import DOC, FIRST, QUERY, RANK, SCORE, ordered_sum, wide
 
 _RANK_BASED = "none"  # min-max keeps a run's order: the rank-based methods need no norm
@@ -196,7 +196,11 @@ def mixed(stacked, weights, params, learned) -> pl.LazyFrame:
 # --- rank-based methods --------------------------------------------------------------------------
 
 
-@method("rrf", params={"k": 60}, default_norm=_RANK_BASED)
+@method(
+    "rrf", params={"k": 60}, default_norm=_RANK_BASED,
+    # k < 0 divides by zero at the top (k = -1) or ranks the top documents backwards
+    rules={"k": Rule("a finite number >= 0", lambda v: v >= 0)},
+)  # fmt: skip
 def rrf(stacked, weights, params, learned) -> pl.LazyFrame:
     """Reciprocal rank fusion: Σ_{r ∈ R(d)} 1 / (k + i_r + 1), k = 60.
 
@@ -237,7 +241,11 @@ def log_isr(stacked, weights, params, learned) -> pl.LazyFrame:
     return _combine(stacked, weights, _isr(), lambda v, n: ordered_sum(v) * _present(n).log())
 
 
-@method("logn_isr", params={"sigma": 0.01}, default_norm=_RANK_BASED)
+@method(
+    "logn_isr", params={"sigma": 0.01}, default_norm=_RANK_BASED,
+    # ln(|R(d)| + σ) must be defined for |R(d)| = 1
+    rules={"sigma": Rule("a finite number > -1", lambda v: v > -1)},
+)  # fmt: skip
 def logn_isr(stacked, weights, params, learned) -> pl.LazyFrame:
     """LogN_ISR: ln(|R(d)| + σ) · Σ_{r ∈ R(d)} 1 / (i_r + 1)², σ = 0.01.
 
@@ -249,7 +257,11 @@ def logn_isr(stacked, weights, params, learned) -> pl.LazyFrame:
     )
 
 
-@method("rbc", params={"phi": 0.8}, default_norm=_RANK_BASED)
+@method(
+    "rbc", params={"phi": 0.8}, default_norm=_RANK_BASED,
+    # the persistence of a geometric weight (1 - φ) φ^i: outside [0, 1] it grows or flips sign
+    rules={"phi": Rule("a number in [0, 1]", lambda v: 0 <= v <= 1)},
+)  # fmt: skip
 def rbc(stacked, weights, params, learned) -> pl.LazyFrame:
     """Rank-biased centroid: Σ_{r ∈ R(d)} (1 - φ) · φ^{i_r}, φ = 0.8.
 

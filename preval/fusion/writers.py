@@ -38,7 +38,7 @@ from ..engines.partitioned import (
 from ..errors import InputError
 from ..spill import SpillDirectory
 from . import core
-from .core import DOC, QUERY, RANK, ROW, SCORE
+from .core import DOC, QUERY, RANK, SCORE
 
 # (a .json name holding a TREC run would be a trap: JSON and NDJSON are tables too)
 TABLES = {".parquet", ".pq", ".csv", ".tsv", ".json", ".ndjson", ".jsonl"}
@@ -69,20 +69,26 @@ def check_target(path: str | Path) -> None:
         report.check_place(path)
 
 
-def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "fused") -> None:
+def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str | None = None) -> None:
     """Write `fused` (query, doc, score, rank: `preval.fuse`'s columns) to `path`: a table by
-    its suffix (`TABLES`), else a TREC run with `tag` as its run tag. Streamed by Polars'
-    sinks where the plan allows; renamed into place only when complete."""
+    its suffix (`TABLES`), else a TREC run with `tag` as its run tag (without one: the
+    ``system`` column of ``preval.fuse(..., system=NAME)``, else ``fused``). Streamed by
+    Polars' sinks where the plan allows; renamed into place only when complete."""
     check_target(path)
     fused = fused.lazy()
     if is_table(path):
         with report.Outputs() as out:
             out.write(fused, path)
         return
+    if tag is None and "system" in fused.collect_schema():
+        run_tag = pl.col("system").cast(pl.String).alias("tag")
+    else:
+        run_tag = pl.lit(tag or "fused", pl.String).alias("tag")
     trec = fused.select(
         pl.col(QUERY).cast(pl.String), pl.lit("Q0"), pl.col(DOC).cast(pl.String),
-        pl.col(RANK), pl.col(SCORE), pl.lit(tag).alias("tag"),
+        pl.col(RANK), pl.col(SCORE), run_tag,
     )  # fmt: skip
+    trec = trec.map_batches(_trec_ids, schema=trec.collect_schema(), streamable=True)
     with report.Outputs() as out:  # (renamed into place when complete; a stream, copied)
         tmp = str(path)
         try:
@@ -96,6 +102,22 @@ def write(fused: pl.LazyFrame | pl.DataFrame, path: str | Path, *, tag: str = "f
                 "another path)"
             )
             raise InputError(msg) from exc
+
+
+def _trec_ids(df: pl.DataFrame) -> pl.DataFrame:
+    """A map_batches check: raise on an id a TREC line cannot hold (empty, or with whitespace,
+    which splits the line into other fields: ``q 1 Q0 d1 ...`` reads back as query ``q``)."""
+    what = {QUERY: "query id", DOC: "doc id", "tag": "run tag"}
+    for col in what:
+        bad = df.filter(pl.col(col).str.contains(r"\s") | (pl.col(col).str.len_bytes() == 0))
+        if bad.height:
+            fix = "choose another tag" if col == "tag" else "write a table (.parquet, .csv)"
+            msg = (
+                f"cannot write a TREC run: {what[col]} {bad[col][0]!r} is empty or holds "
+                f"whitespace (rule: a TREC line is split on whitespace); {fix}"
+            )
+            raise InputError(msg)
+    return df
 
 
 def fuse_to(
@@ -114,6 +136,7 @@ def fuse_to(
     score: str = SCORE,
     input_format: str = "auto",
     duplicates: str = "error",
+    ties: str = "input",
     **params: Any,
 ) -> int:
     """Fuse `runs` and write the result to `path` (`write`) within `memory_limit` bytes of
@@ -127,6 +150,7 @@ def fuse_to(
     m = core.get_method(method)
     core.get_norm(norm, m)
     core.resolve_params(m, params)
+    core.check_ties(ties)
     check_target(path)
     # an output on a run's path would replace the run being fused
     given = list(runs.values()) if isinstance(runs, Mapping) else runs
@@ -141,7 +165,7 @@ def fuse_to(
     budget, _ = budget_within(memory_limit, "these runs", text=text)
     stacked = core.stack(
         runs, query=query, doc=doc, score=score, input_format=input_format,
-        duplicates=duplicates,
+        duplicates=duplicates, ties=ties,
     )  # fmt: skip
     tag = tag or m.name
     limit = DEFAULT_MEMORY_LIMIT if budget is None else budget
@@ -151,7 +175,7 @@ def fuse_to(
     n_runs = stacked.runs
 
     def fused_of(frame: pl.LazyFrame) -> pl.LazyFrame:
-        ranked = frame.with_columns(core.rank_by([SCORE], tie=ROW)).drop(ROW)
+        ranked = core.rank_rows(frame, stacked.ties)
         return core.apply(
             ranked, method, norm=norm, weights=weights, runs=n_runs, params=params,
             labels=core.run_labels(stacked),
