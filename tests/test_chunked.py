@@ -800,3 +800,20 @@ def test_check_across_chunks_only_when_queries_do_not_ascend(monkeypatch, querie
     plan = build_plan(table, ["AP"])
     assert_same(chunks.collect_chunked(plan, chunk_rows=2), plan)
     assert bool(calls) == checked
+
+
+def test_the_chunked_engine_refuses_a_run_joined_with_its_qrels_naming_the_measure() -> None:
+    """A measure that reads every judged document (Rndcg) evaluates the run joined with its
+    qrels, whose unretrieved judged documents come after the run's rows: never grouped by
+    query. The chunked engine says so, naming the measure, rather than blaming a grouped run
+    for being ungrouped; auto evaluates it."""
+    run = pl.DataFrame(
+        {"query": ["q1", "q1", "q2"], "doc": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]}
+    )
+    qrels = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["a", "z", "c"], "label": [1, 1, 1]})
+    plan = build_plan(run, ["Rndcg", "AP"], qrels=qrels)
+    assert plan.joined_qrels
+    with pytest.raises(preval.InputError, match=r"engine .chunked.*Rndcg reads every judged"):
+        preval.engines.collect(plan, "chunked")
+    got = preval.engines.collect(plan, "auto").per_query().sort("query").collect()
+    assert got["AP"].to_list() == [0.5, 1.0]  # q1: a at rank 1 of 2 relevant; q2: c

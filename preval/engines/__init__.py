@@ -204,6 +204,19 @@ def _collect(
     address_limited: bool = False,
 ) -> Plan:
     chosen = choose(plan, input_bytes, budget) if engine == "auto" else engine
+    if chosen == "chunked" and plan.joined_qrels:
+        # the run's rows come in its order, then each query's judged documents it did not
+        # retrieve: never grouped by query, whatever the run's own order
+        from ..measures import parse, reads_judged_rows
+
+        whole = [n for n in plan.measure_names if reads_judged_rows(parse(n))]
+        msg = (
+            f"engine 'chunked' reads rows grouped by query, but {', '.join(whole)} reads every "
+            "judged document: the run is evaluated joined with its qrels, whose unretrieved "
+            "judged documents come after the run's rows; use engine 'auto' (or 'streaming', "
+            "'partitioned')"
+        )
+        raise InputError(msg)
     if chosen == "streaming" and address_limited:  # (see `collect`)
         chosen = "chunked" if looks_grouped(plan.source, plan.group) else "partitioned"
     if chosen in ("in-memory", "streaming"):
