@@ -16,6 +16,7 @@ need every system at once, so that step collects its small input of one row per 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -142,9 +143,12 @@ def agreement(
         msg = "agreement: give a second table b, or a second measure other= to rank a by"
         raise InputError(msg)
     other = measure if other is None else other
-    first = _scores(io.scan(a, what="table a"), measure, system, query, "a")
-    second = _scores(io.scan(b if b is not None else a, what="table b"), other, system, query,
-                     "b")  # fmt: skip
+    b = a if b is None else b
+    # each table as messages name it: with its file when it was given as a path
+    tables = {side: f"table {side}" + (f" {t}" if isinstance(t, (str, Path)) else "")
+              for side, t in (("a", a), ("b", b))}  # fmt: skip
+    first = _scores(io.scan(a, what=tables["a"]), measure, system, query, "a", tables["a"])
+    second = _scores(io.scan(b, what=tables["b"]), other, system, query, "b", tables["b"])
     both = first.join(second, on="system", how="full", coalesce=True, nulls_equal=True).sort(
         "system"
     )
@@ -154,7 +158,7 @@ def agreement(
     def scores() -> pl.DataFrame:
         # the two frames share one collection of the (small) scores: one evaluation
         if not done:
-            done.append(_checked(both.collect()))
+            done.append(_checked(both.collect(), tables))
         return done[0]
 
     def statistics() -> pl.DataFrame:
@@ -166,13 +170,15 @@ def agreement(
     return Agreement(pl.defer(statistics, schema=STATISTICS), pl.defer(swapped, schema=SWAPPED))
 
 
-def _scores(lf: pl.LazyFrame, column: str, system: str, query: str, side: str) -> pl.LazyFrame:
+def _scores(
+    lf: pl.LazyFrame, column: str, system: str, query: str, side: str, table: str
+) -> pl.LazyFrame:
     """One row per system: its score in ranking `side` (a per-query table's mean, or a summary
-    table's value) and how many rows gave it."""
+    table's value) and how many rows gave it; `table` names it in messages."""
     names = lf.collect_schema().names()
     for needed in (system, column):
         if needed not in names:
-            msg = f"table {side}: missing column {needed!r} (columns: {', '.join(names)})"
+            msg = f"{table}: missing column {needed!r} (columns: {', '.join(names)})"
             raise InputError(msg)
     return (
         lf.filter(pl.col(system).is_not_null())
@@ -185,30 +191,31 @@ def _scores(lf: pl.LazyFrame, column: str, system: str, query: str, side: str) -
     )
 
 
-def _checked(both: pl.DataFrame) -> pl.DataFrame:
-    """The scores of the systems both rankings hold; an error for any other."""
+def _checked(both: pl.DataFrame, tables: dict[str, str]) -> pl.DataFrame:
+    """The scores of the systems both rankings hold; an error for any other (`tables` name
+    the two rankings' tables)."""
     for side, there in (("a", "b"), ("b", "a")):
         lacking = both.filter(pl.col(there).is_null() & pl.col(f"{there}_rows").is_null())
         if lacking.height:
             names = lacking["system"].to_list()
-            msg = f"agreement: systems of table {side} missing from table {there}: {names[:5]}"
+            msg = f"agreement: systems of {tables[side]} missing from {tables[there]}: {names[:5]}"
             raise InputError(msg)
     for side in ("a", "b"):
         many = both.filter(~pl.col(f"{side}_per_query") & (pl.col(f"{side}_rows") > 1))
         if many.height:
             msg = (
-                f"table {side}: system {many['system'][0]!r} has {many[f'{side}_rows'][0]} rows "
+                f"{tables[side]}: system {many['system'][0]!r} has {many[f'{side}_rows'][0]} rows "
                 "and no query column: give a summary table (one row per system) or a "
                 "per-query table"
             )
             raise InputError(msg)
         if both[side].is_null().any():
             name = both.filter(pl.col(side).is_null())["system"][0]
-            msg = f"table {side}: system {name!r} has no score (every value is null)"
+            msg = f"{tables[side]}: system {name!r} has no score (every value is null)"
             raise InputError(msg)
         if both[side].is_nan().any():
             name = both.filter(pl.col(side).is_nan())["system"][0]
-            msg = f"table {side}: system {name!r} scores NaN"
+            msg = f"{tables[side]}: system {name!r} scores NaN"
             raise InputError(msg)
     return both
 

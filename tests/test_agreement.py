@@ -443,3 +443,15 @@ def test_cli_second_rankings(capsys, tmp_path: Path) -> None:
     expected = preval.agreement(full, shallow, measure="AP").statistics.collect()
     assert rc == 0 and pl.read_csv(out.encode()).equals(expected)
     assert expected["discordant"][0] > 0  # the second judgments did rank the systems anew
+
+
+def test_a_table_given_as_a_path_is_named_by_its_file(tmp_path) -> None:
+    """Bad input names the file: a missing column, a system one ranking lacks."""
+    a, b = tmp_path / "sum_a.csv", tmp_path / "sum_b.csv"
+    pl.DataFrame({"system": ["s0", "s1"], "AP": [0.1, 0.2]}).write_csv(a)
+    pl.DataFrame({"system": ["s0", "s9"], "AP": [0.3, 0.4]}).write_csv(b)
+    with pytest.raises(preval.InputError, match=r"^table a .*sum_a\.csv: missing column 'nDCG'"):
+        preval.agreement(a, measure="nDCG", other="AP")
+    with pytest.raises(preval.InputError, match=r"systems of table a .*sum_a\.csv missing from "
+                       r"table b .*sum_b\.csv: \['s1'\]"):  # fmt: skip
+        preval.agreement(a, b, measure="AP").statistics.collect()
