@@ -357,18 +357,21 @@ class Outputs:
         # the renames and the clean-up run with the ending signals held back: one arriving
         # between two renames, or while the temporary files are removed, is delivered (and
         # raised) once all of them are renamed or gone
-        with _signals_held():
-            try:
-                if kind is None:
-                    for tmp, path in self._staged:
-                        target = placed(path)
-                        _keep_mode(tmp, target)
-                        os.replace(tmp, target)
-                        WRITTEN.append(path)
-            finally:  # failed, or interrupted: no temporary file stays behind
-                for tmp, _ in self._staged:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp)
+        try:
+            with _signals_held():
+                try:
+                    if kind is None:
+                        for tmp, path in self._staged:
+                            target = placed(path)
+                            _keep_mode(tmp, target)
+                            os.replace(tmp, target)
+                            WRITTEN.append(path)
+                finally:  # failed, or interrupted: no temporary file stays behind
+                    self._remove_staged()
+        finally:
+            # a signal that came as the handlers were being swapped (Ctrl-C that Polars'
+            # sink had deferred, sent again as it ended) left the block before its clean-up
+            self._remove_staged()
         # a stream gets its complete output after the files are in place (its reader may be a
         # step that reads them too); a signal now ends the copy, and the copy is removed
         try:
@@ -385,6 +388,11 @@ class Outputs:
             for tmp, _ in self._streamed:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
+
+    def _remove_staged(self) -> None:
+        for tmp, _ in self._staged:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
     def stage(self, path: str | Path) -> str:
         """A new temporary file for `path`, put in place when the block ends: hidden beside

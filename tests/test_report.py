@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import stat
@@ -102,3 +103,22 @@ def test_summaries_do_not_depend_on_row_order() -> None:
             for engine in ("in-memory", "streaming"):
                 got = preval.summarize(shuffled, by=by).collect(engine=engine)
                 assert got.equals(want), (by, seed, engine)
+
+
+def test_a_signal_as_the_handlers_are_swapped_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Ctrl-C that Polars' sink deferred is sent again as the sink ends; arriving as the
+    outputs' block swaps in its holding handlers (before they hold anything), it left the
+    block before its clean-up, and the hidden temporary file beside the output stayed."""
+
+    @contextlib.contextmanager
+    def interrupted_on_entry():
+        raise KeyboardInterrupt
+        yield  # (a generator: the context manager's shape)
+
+    monkeypatch.setattr(report, "_signals_held", interrupted_on_entry)
+    with pytest.raises(KeyboardInterrupt), report.Outputs() as files:
+        files.write(pl.DataFrame({"a": [1, 2]}), tmp_path / "x.csv")
+        files.write(pl.DataFrame({"a": [1, 2]}).lazy(), tmp_path / "y.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
