@@ -26,8 +26,9 @@ import polars as pl
 
 from . import inputs, io, validate
 from .conventions import Convention, get_convention
-from .errors import InputError
+from .errors import InputError, MissingColumnError
 from .options import Options, accepts
+from .planner.qrels import joined_table
 from .ranking import (
     EXPECTED,
     LABEL,
@@ -50,6 +51,7 @@ def curve(
     data: io.Source,
     kind: Literal["pr", "roc"] = "pr",
     *,
+    qrels: io.Source | None = None,
     interpolate: bool = False,
     normalize_prior: float | None = None,
     options: Options,
@@ -61,7 +63,15 @@ def curve(
     data
         One joined table (frame or path): `score` (null: not retrieved) and `label` columns,
         with `query` (and `by`) keys. ``query=None`` pools the whole table (or each `by`
-        group) into one ranking, as a classifier's test set.
+        group) into one ranking, as a classifier's test set. With `qrels`: a run (a table
+        with `query`, `doc`, `score`, or TREC run files, each a system), as `evaluate` reads
+        one.
+    qrels
+        Judgments (`query`, `doc`, `label`; a table or a TREC qrels file), joined to the run
+        as `evaluate` joins them: a judged document the run did not retrieve is a ranking's
+        row with no score (it counts toward the positives, as in R), an unjudged retrieved
+        one is negative. With ``queries="retrieved"`` (the default) a judged query a system
+        did not answer has no curve; with ``"judged"`` it has its limit points only.
     kind
         ``"pr"``: columns keys..., ``point`` (0-based order), ``recall``, ``precision``,
         ``score``. ``"roc"``: keys..., ``point``, ``fpr``, ``tpr``, ``score``. ``score`` is
@@ -87,6 +97,14 @@ def curve(
         FPR when it has no negative.
     """
     columns, semantics = options.columns, options.semantics
+    trec = io.is_trec(data, options.input_format, "run")
+    if trec and qrels is None:
+        msg = f"TREC run file {data}: a run has no labels; give its judgments (qrels=)"
+        raise InputError(msg)
+    if trec and not columns.by:  # each run file a system, as `evaluate` reads them
+        options = Options.of({"by": ["system"]}, options)
+        columns = options.columns
+    data = with_qrels(data, qrels, trec, options)
     query, doc, score, label, by = (columns.query, columns.doc, columns.score, columns.label,
                                     columns.by)  # fmt: skip
     relevance_level, convention = semantics.relevance_level, semantics.convention
@@ -194,6 +212,34 @@ def curve(
     else:
         points = _roc_points(ranked, groups, keys, conv, interpolate)
     return points
+
+
+def with_qrels(data: io.Source, qrels: io.Source | None, trec: bool, options: Options):
+    """The rows a curve reads: `data` itself (a joined table), or the run joined with its
+    qrels as the measures join them (judged documents not retrieved as rows with no score);
+    with ``queries="retrieved"``, only the queries a group retrieved something for. `trec`:
+    `data` is TREC run files."""
+    columns = options.columns
+    if qrels is None:
+        return data
+    if columns.query is None:
+        msg = "qrels are joined to the run on the query: give the query column"
+        raise InputError(msg)
+    run, schema = inputs.read(
+        io.scan_run(data) if trec else data, query=columns.query, by=list(columns.by),
+        doc=columns.doc, score=columns.score, label=columns.label, needs_label=False,
+    )  # fmt: skip
+    if columns.doc not in schema:
+        msg = f"input: missing doc column {columns.doc!r}, needed to join the run with qrels"
+        raise MissingColumnError(msg)
+    sources = validate.path_sources({"qrels": qrels})  # (a qrels rule names the file)
+    if io.is_trec(qrels, options.input_format, "qrels"):
+        qrels = io.scan_qrels(qrels)
+    table = joined_table(run, qrels, columns, "error", sources)
+    if options.semantics.queries == "retrieved":
+        group = [*columns.by, columns.query]
+        table = table.filter(pl.col(columns.score).is_not_null().any().over(group))
+    return table
 
 
 def _window(expr: pl.Expr, keys: list[str]) -> pl.Expr:

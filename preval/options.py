@@ -117,7 +117,7 @@ OPTIONS: dict[str, Option] = {
         Option("queries", "semantics", "str", "judged",
                "judged: every judged query counts, 0 where nothing was retrieved (trec_eval "
                "-c); retrieved: judged queries with a result (trec_eval's default)",
-               EVALUATE | SQL | {"plot", "cli-plot"}, choices=QUERIES),
+               EVALUATE | SQL | CURVE, choices=QUERIES),
         Option("duplicates", "semantics", "str", "error",
                "a repeated (query, doc): error, or keep the max score (max label in qrels) or "
                "the first row", EVALUATE, choices=DUPLICATES),
@@ -154,7 +154,7 @@ OPTIONS: dict[str, Option] = {
                "how a path is read: auto (by its suffix: .parquet, .pq, .csv, .tsv, .tab are "
                "tables, any other a TREC run or qrels file), table, or trec (run files, one "
                "system each, by defaults to system; TREC qrels)",
-               EVALUATE - {"spark"} | {"cli-trec", "plot", "cli-plot"}, choices=INPUT_FORMATS),
+               EVALUATE - {"spark"} | CURVE | {"cli-trec"}, choices=INPUT_FORMATS),
         Option("ci", "intervals", "float | None", None,
                "add a confidence interval of each rate's mean at this level (e.g. 0.95): "
                "columns MEASURE_ci_low and MEASURE_ci_high", SUMMARY, metavar="LEVEL",

@@ -27,12 +27,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from . import engines, extras, inputs, io, validate
-from .curves import KINDS, curve
-from .errors import InputError, MissingColumnError
+from . import engines, extras, inputs, io
+from .curves import KINDS, curve, with_qrels
+from .errors import InputError
 from .options import Options, accepts
 from .planner import Plan, build_plan
-from .planner.qrels import joined_table
 from .report import Outputs, check_place
 from .significance import MISSING, baseline_of, universe
 from .summary import summarize
@@ -238,7 +237,7 @@ def _mean_roc(data, qrels, trec, interpolate, collect, options: Options) -> Curv
         .agg(pl.col(area).mean(), pl.len().alias("queries"))
         .collect()
     )
-    table = _joined(data, qrels, trec, options)
+    table = with_qrels(data, qrels, trec, options)
     points = curve(table, "roc", interpolate=interpolate, options=options)
     as_text = [pl.col(c).cast(pl.String) for c in group]  # ids as the plan read them, or not
     points = points.with_columns(as_text).join(
@@ -298,33 +297,6 @@ def _vertical_average(points: pl.LazyFrame, keys: list[str], query: str) -> pl.L
     )
 
 
-def _joined(data, qrels, trec: bool, options: Options):
-    """The rows a curve reads: `data` itself (a joined table), or the run joined with its
-    qrels as the measures join them (judged documents not retrieved as rows with no score);
-    with ``queries="retrieved"``, only the queries a group retrieved something for."""
-    columns = options.columns
-    if qrels is None:
-        return data
-    if columns.query is None:
-        msg = "qrels are joined to the run on the query: give the query column"
-        raise InputError(msg)
-    run, schema = inputs.read(
-        io.scan_run(data) if trec else data, query=columns.query, by=list(columns.by),
-        doc=columns.doc, score=columns.score, label=columns.label, needs_label=False,
-    )  # fmt: skip
-    if columns.doc not in schema:
-        msg = f"input: missing doc column {columns.doc!r}, needed to join the run with qrels"
-        raise MissingColumnError(msg)
-    sources = validate.path_sources({"qrels": qrels})  # (a qrels rule names the file)
-    if io.is_trec(qrels, options.input_format, "qrels"):
-        qrels = io.scan_qrels(qrels)
-    table = joined_table(run, qrels, columns, "error", sources)
-    if options.semantics.queries == "retrieved":
-        group = [*columns.by, columns.query]
-        table = table.filter(pl.col(columns.score).is_not_null().any().over(group))
-    return table
-
-
 def _pooled(data, qrels, kind, trec, interpolate, collect, options: Options) -> Curves:
     """One curve per group, the group pooled into one ranking; the area from the plan.
 
@@ -333,7 +305,7 @@ def _pooled(data, qrels, kind, trec, interpolate, collect, options: Options) -> 
     """
     columns = options.columns
     keys = list(columns.by)
-    table = _joined(data, qrels, trec, options)
+    table = with_qrels(data, qrels, trec, options)
     # the columns are checked under the user's names before anything is added
     rows, _ = inputs.read(table, query=None, by=keys, doc=columns.doc, score=columns.score,
                           label=columns.label)  # fmt: skip

@@ -212,3 +212,59 @@ def test_pooled_curves_allow_doc_ids_repeated_across_queries() -> None:
     assert curve(df, "roc", query=None).collect()["tpr"].to_list() == [0.0, 1.0, 1.0]
     with pytest.raises(preval.DuplicateError):
         curve(df.with_columns(pl.lit("a").alias("query")), "roc").collect()
+
+
+# a run and its qrels (worked example): query a retrieves d1 (relevant), d2 (judged
+# non-relevant) and d3 (unjudged) and misses the relevant d5; query b retrieves only the
+# unjudged d4 and misses the relevant d6; query c is judged (d7) and not answered at all
+RUN = pl.DataFrame({"query": ["a", "a", "a", "b"], "doc": ["d1", "d2", "d3", "d4"],
+                    "score": [0.9, 0.8, 0.7, 0.5]})  # fmt: skip
+QRELS = pl.DataFrame({"query": ["a", "a", "a", "b", "c"], "doc": ["d1", "d2", "d5", "d6", "d7"],
+                      "label": [1, 0, 1, 1, 1]})  # fmt: skip
+
+
+def _joined_by_hand(run: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
+    """The run's rows with their labels (null: unjudged) and a row with no score for each
+    judged document the run did not retrieve, in queries the run answered or not."""
+    labelled = run.join(qrels, on=["query", "doc"], how="left")
+    missed = qrels.join(run, on=["query", "doc"], how="anti").with_columns(
+        pl.lit(None, dtype=pl.Float64).alias("score")
+    )
+    return pl.concat([labelled, missed.select(labelled.columns)])
+
+
+@pytest.mark.parametrize("kind", ["pr", "roc"])
+@pytest.mark.parametrize("queries", ["judged", "retrieved"])
+def test_curve_joins_a_run_with_its_qrels_as_evaluate_does(kind, queries) -> None:
+    got = curve(RUN, kind, qrels=QRELS, queries=queries).collect()
+    table = _joined_by_hand(RUN, QRELS)
+    if queries == "retrieved":  # trec_eval's default: only the queries with a result
+        table = table.filter(pl.col("query") != "c")
+    expected = curve(table, kind).collect()
+    assert got.equals(expected), (got, expected)
+
+
+def test_curve_with_qrels_counts_the_missed_relevant_documents() -> None:
+    pr = curve(RUN, "pr", qrels=QRELS, queries="retrieved").collect()
+    # a: 2 relevant (d1, and d5 never retrieved): recall 1/2 after d1, d2 and d3
+    a = pr.filter(pl.col("query") == "a")
+    assert a["recall"].to_list() == [0.5, 0.5, 0.5]
+    assert a["precision"].to_list() == pytest.approx([1.0, 0.5, 1 / 3])
+    # b: its one relevant document (d6) missed, the unjudged d4 is not relevant
+    assert pr.filter(pl.col("query") == "b")[["recall", "precision"]].rows() == [(0.0, 0.0)]
+    assert set(pr["query"]) == {"a", "b"}
+
+
+def test_curve_reads_trec_run_files_with_their_qrels() -> None:
+    run_file, qrels_file = "fixtures/trec/bm25.run", "fixtures/trec/qrels.txt"
+    got = curve(run_file, "roc", qrels=qrels_file).collect()
+    assert got.columns[:2] == ["system", "query"] and set(got["system"]) == {"bm25"}
+    fields = ["query", "q0", "doc", "rank", "score", "system"]
+    run = pl.read_csv(run_file, separator="\t", has_header=False, new_columns=fields)
+    qrels = pl.read_csv(qrels_file, separator=" ", has_header=False,
+                        new_columns=["query", "iter", "doc", "label"])  # fmt: skip
+    table = run.select("system", "query", "doc", "score")
+    expected = curve(table, "roc", qrels=qrels.drop("iter"), by="system").collect()
+    assert got.equals(expected)
+    with pytest.raises(preval.InputError, match="a run has no labels; give its judgments"):
+        curve(run_file, "roc")
