@@ -35,10 +35,13 @@ class PrevalError(Exception):
     `example` holds the offending row's ids (user column name -> value) when the error
     comes from a data rule, so that callers can say more (e.g. which file a system came from).
     `hints` are the ways out its message names by an option (`Hint`), in their keyword form.
+    `counted`: the message counts rows of the data the rule was checked over (a data rule's
+    checker), so that an engine that checked a part of the input can say which part.
     """
 
     example: dict[str, object] | None = None
     hints: tuple[Hint, ...] = ()
+    counted: bool = False
 
     def spoken(self, takes: Callable[[str], bool], *, cli: bool) -> str:
         """The message as a face says it: each hint whose option the function or command
@@ -72,3 +75,9 @@ class DuplicateError(InputError):
 
 class MeasureError(PrevalError, ValueError):
     """An unknown measure name or a bad parameter or cutoff."""
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """A count and its noun, singular for 1: ``counted(1, "query", "queries")`` is
+    ``"1 query"``, ``counted(3, "row")`` ``"3 rows"`` (`many` defaults to `one` + s)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -13,11 +13,11 @@ import sys
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import polars as pl
 
-from .errors import InputError
+from .errors import InputError, counted
 from .spill import SpillDirectory
 
 # Besides these, every function that takes a table takes any dataframe `as_polars` converts
@@ -933,9 +933,7 @@ def _trec_together(
         flags = df.get_column(_BAD)
         if flags.any():
             path = Path(df.get_column(_PATH).filter(flags)[0]) if many else files[0]
-            _trec_checked(path, fields, numeric, what, extra_ok=extra_ok).collect()  # raises
-            msg = f"{what} {_shown(path)}: a malformed line"  # (the read alone found none)
-            raise InputError(msg)
+            _malformed(path, fields, numeric, what, extra_ok=extra_ok)
         return df.drop(_BAD)
 
     return lf.select(
@@ -955,7 +953,7 @@ def _trec_checked(
     """The fields of one TREC file, read in a stream, every line checked (`_line_checker`)."""
     lf = _trec_lines(path, fields, numeric, extra_ok=extra_ok, what=what)
     return lf.map_batches(
-        _line_checker(path, fields, what, extra_ok=extra_ok, numeric_fields=tuple(numeric)),
+        _line_checker(path, fields, what, extra_ok=extra_ok, numeric=numeric),
         schema=schema_of(lf, drop=(_NO, _BAD)),
         streamable=True,
     )
@@ -1098,33 +1096,58 @@ def _line_checker(
     what: str,
     *,
     extra_ok: bool,
-    numeric_fields: tuple[str, ...] = (),
+    numeric: dict[str, pl.DataType] | None = None,
 ):
-    """A map_batches function: raise on the first malformed line, naming file, line, content."""
+    """A map_batches function: raise on a malformed line (`_malformed`)."""
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
-        bad = df.filter(pl.col(_BAD))
-        if bad.height:
-            lineno = bad[_NO].min()
-            content = _read_line(path, lineno)
-            n_fields = len(_blank_split(content))
-            rule = (
-                _control_rule(content)
-                or (
-                    f"expected {len(fields)} fields ({' '.join(fields)}), found {n_fields}"
-                    if n_fields < len(fields) or (n_fields > len(fields) and not extra_ok)
-                    else None
-                )
-                or _not_a_number(content, fields, dict.fromkeys(numeric_fields))
-            )
-            msg = (
-                f"{what} {_shown(path)}, line {lineno}: {rule}: {content!r} "
-                f"({bad.height} malformed lines in all)"
-            )
-            raise InputError(msg)
+        if df.get_column(_BAD).any():
+            _malformed(path, fields, numeric or {}, what, extra_ok=extra_ok)
         return df.drop(_NO, _BAD)
 
     return check
+
+
+def _malformed(
+    path: Path,
+    fields: tuple[str, ...],
+    numeric: dict[str, pl.DataType],
+    what: str,
+    *,
+    extra_ok: bool,
+) -> NoReturn:
+    """Raise `InputError` on the first malformed line of the TREC file `path`: its number, the
+    rule it breaks, the line itself, and how many lines are malformed in all.
+
+    A stream hands a line check one batch at a time, in no set order, so the file is read once
+    more, whole, on this error path only (in memory: a stream's engine cannot run inside
+    another's callback)."""
+    first, count = (
+        _trec_lines(path, fields, numeric, extra_ok=extra_ok, what=what)
+        .filter(pl.col(_BAD))
+        .select(pl.col(_NO).min(), pl.len())
+        .collect(engine="in-memory")
+        .row(0)
+    )
+    if not count:  # (a batch's flag the whole file does not confirm: not expected)
+        msg = f"{what} {_shown(path)}: a malformed line"
+        raise InputError(msg)
+    content = _read_line(path, int(first))
+    n_fields = len(_blank_split(content))
+    rule = (
+        _control_rule(content)
+        or (
+            f"expected {len(fields)} fields ({' '.join(fields)}), found {n_fields}"
+            if n_fields < len(fields) or (n_fields > len(fields) and not extra_ok)
+            else None
+        )
+        or _not_a_number(content, fields, dict.fromkeys(numeric))
+    )
+    msg = (
+        f"{what} {_shown(path)}, line {first}: {rule}: {content!r} "
+        f"({counted(count, 'malformed line')} in all)"
+    )
+    raise InputError(msg)
 
 
 def _blank_split(text: str) -> list[str]:

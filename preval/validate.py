@@ -419,7 +419,9 @@ def checker(
                     others = [f"{u} {row[k]!r}" for k, u in keys.items() if k != internal]
                     example = ", ".join([*others, f"{names['doc']} {row[_EXAMPLE_DOC]!r}"])
                     msg += f"; example: {example}"
-                raise InvalidValueError(named(msg, sources))
+                error = InvalidValueError(named(msg, sources))
+                error.counted = True
+                raise error
         for rule in rules:
             counts = df[f"{CHECK_PREFIX}{rule.name}"]
             n = int(counts.sum() or 0)
@@ -443,6 +445,7 @@ def checker(
                 error = rule.error(named(msg, sources))
                 error.example = {user: row[k] for k, user in keys.items()}
                 error.hints = rule.hints
+                error.counted = True
                 raise error
         return df.drop(cs_checks(df))
 

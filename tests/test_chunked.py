@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import tempfile
 from pathlib import Path
 
@@ -19,6 +20,7 @@ chunks = importlib.import_module("preval.engines.chunked")
 checks = importlib.import_module("preval.engines.checks")
 judgments = importlib.import_module("preval.engines.judgments")
 presort = importlib.import_module("preval.engines.presort")
+partitioned = importlib.import_module("preval.engines.partitioned")
 reading = importlib.import_module("preval.engines.reading")
 build_plan = importlib.import_module("preval").plan
 build = importlib.import_module("preval.planner").build
@@ -195,7 +197,9 @@ def test_bad_data_raises_the_same_error_in_chunks() -> None:
         plan.status.collect()
     with pytest.raises(preval.DuplicateError) as chunked:
         chunks.collect_chunked(plan, chunk_rows=1)
-    assert str(chunked.value) == str(whole.value)
+    # the same words, the count said to be the chunk's (q2's rows: the second chunk)
+    scope = " (counted over the queries of input rows 2-3, where the chunked engine stopped)"
+    assert str(chunked.value) == str(whole.value) + scope
 
 
 def test_bad_data_in_two_chunks_raises_the_first_chunks_error() -> None:
@@ -730,7 +734,13 @@ def test_chunks_word_errors_as_one_plan(query, rows, chunk_rows):
     except preval.PrevalError as error:
         with pytest.raises(type(error)) as chunked:
             chunks.collect_chunked(plan, chunk_rows=chunk_rows)
-        assert str(chunked.value) == str(error)
+        # the same words, and a data rule's count says which rows it counted
+        scope = (
+            r" \(counted over the queries of input rows 1-\d+, where the chunked engine "
+            r"stopped\)"
+        )
+        assert re.fullmatch(re.escape(str(error)) + (scope if error.counted else ""),
+                            str(chunked.value)), (str(chunked.value), str(error))  # fmt: skip
     else:
         assert_same(chunks.collect_chunked(plan, chunk_rows=chunk_rows), plan)
 
@@ -817,3 +827,35 @@ def test_the_chunked_engine_refuses_a_run_joined_with_its_qrels_naming_the_measu
         preval.engines.collect(plan, "chunked")
     got = preval.engines.collect(plan, "auto").per_query().sort("query").collect()
     assert got["AP"].to_list() == [0.5, 1.0]  # q1: a at rank 1 of 2 relevant; q2: c
+
+
+@pytest.mark.parametrize("engine", ["chunked", "partitioned"])
+def test_a_count_in_an_error_says_which_part_of_the_input_it_counts(engine) -> None:
+    # bad data stops a chunked engine at the first part that has some: the message's count is
+    # that part's, and it says so; one plan counts every row (100 NaN scores in 1,000 queries)
+    n = 10_000
+    nan = [i % 100 == 3 for i in range(n)]
+    table = pl.DataFrame({
+        "query": [i // 10 for i in range(n)], "doc": [i % 10 for i in range(n)],
+        "score": [float("nan") if nan[i] else 1.0 / (1 + i % 10) for i in range(n)],
+        "label": [i % 2 for i in range(n)],
+    })  # fmt: skip
+    with pytest.raises(preval.InvalidValueError, match=r"is NaN in 100 rows") as whole:
+        outputs(build_plan(table, ["AP"]))
+    assert "counted in" not in str(whole.value)
+    with pytest.raises(preval.InvalidValueError) as part:
+        if engine == "chunked":
+            chunks.collect_chunked(build_plan(table, ["AP"]), chunk_rows=2_000)
+        else:
+            partitioned.collect_partitioned(build_plan(table, ["AP"]), chunk_rows=2_000)
+    text = str(part.value)
+    counted = int(re.search(r"is NaN in (\d+) rows", text).group(1))
+    if engine == "chunked":  # the first chunk's rows, and the NaN scores among them
+        end = re.search(r"\(counted over the queries of input rows 1-([\d,]+), where the "
+                        r"chunked engine stopped\)$", text)  # fmt: skip
+        assert end, text
+        assert 0 < counted == sum(nan[: int(end.group(1).replace(",", ""))]) < 100, text
+    else:
+        assert 0 < counted < 100 and text.endswith(
+            "(counted over one bucket of the queries, where the partitioned engine stopped)"
+        ), text

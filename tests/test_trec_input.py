@@ -389,6 +389,28 @@ def test_malformed_line_cli_exit_2(
     assert out == ""
 
 
+@pytest.mark.parametrize("spacing", [" ", "\t", "  "])  # read together, or split
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_malformed_lines_are_counted_in_all_and_the_first_is_shown(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, spacing: str
+) -> None:
+    # a stream hands the line check batches in no set order: the message must still give
+    # the file's first malformed line and the count over the whole file, not over a batch
+    n = 60_000  # many batches
+    good = ["q{} Q0 d{} 1 0.5 t", "q{} 0 d{} 1"][kind == "qrels"]
+    lines = [good.format(i // 100, i).replace(" ", spacing) for i in range(n)]
+    bad_at = [3, *range(1_000, n, 7)]  # 1-based line numbers
+    for lineno in bad_at:
+        lines[lineno - 1] = lines[lineno - 1].rsplit(spacing, 1)[0]  # a field short
+    bad = write(tmp_path / f"bad.{kind}", "\n".join(lines) + "\n")
+    other = write(tmp_path / "other.txt", ["q1 0 d1 1\n", "q1 Q0 d1 1 1.0 t\n"][kind == "qrels"])
+    run, qrels = (bad, other) if kind == "run" else (other, bad)
+    rc, _, err = cli(capsys, "trec", qrels, run)
+    message = assert_one_line_error(rc, err)
+    assert "line 3: expected" in message, message
+    assert f"({len(bad_at)} malformed lines in all)" in message, message
+
+
 def test_malformed_line_in_gzip_file_is_quoted(tmp_path: Path) -> None:
     bad = write_gz(tmp_path / "bad.run.gz", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 zz t\n")
     with pytest.raises(preval.InputError, match=r"line 2.*'q1 Q0 d2 2 zz t'"):

@@ -335,12 +335,6 @@ QUERY_SETS = {
 AS_TREC_EVAL = {"judged": "as trec_eval -c", "retrieved": "as trec_eval without -c"}
 
 
-def counted(n: int, one: str, many: str | None = None) -> str:
-    """A count and its noun, singular for 1: ``counted(1, "query", "queries")`` is
-    ``"1 query"``, ``counted(3, "row")`` ``"3 rows"`` (`many` defaults to `one` + s)."""
-    return f"{n} {one if n == 1 else many or one + 's'}"
-
-
 def query_set_note(
     queries: str,
     counts: Sequence[int],

@@ -9,7 +9,7 @@ import sys
 import polars as pl
 
 from .. import io, options, report, validate
-from ..errors import InputError
+from ..errors import InputError, counted
 from ..planner import build_plan
 from ..significance import CORRECTIONS, MISSING, TESTS, compare, systems_of
 from . import common
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:  # after the comparison: an error is the one line printed
         print(note, file=sys.stderr)
     print(
-        f"preval: {common.counted(int(result['queries'].max() or 0), 'query', 'queries')} "
+        f"preval: {counted(int(result['queries'].max() or 0), 'query', 'queries')} "
         f"per comparison ({averaged}); "
         f"up to {filled} present for one system only ({rule})",
         file=sys.stderr,

@@ -11,7 +11,7 @@ import warnings
 import polars as pl
 
 from .. import options, report, validate
-from ..errors import PrevalError
+from ..errors import PrevalError, counted
 from ..measures import from_ir_measures, parse
 from ..planner import Plan, build_plan
 from ..ranking import QUERY
@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
                 why = " with a single class" if name.startswith("AUC-") else ""
                 print(
                     f"preval: warning: {name} is undefined (null) for "
-                    f"{common.counted(undefined[name][0], *noun)}{why}; "
+                    f"{counted(undefined[name][0], *noun)}{why}; "
                     "summaries average the others",
                     file=sys.stderr,
                 )
@@ -257,7 +257,7 @@ def print_audit(audit_df: pl.DataFrame) -> None:
             "preval: warning: no query was evaluated (empty input, or no judged query)",
             file=sys.stderr,
         )
-    parts = [common.counted(totals["queries_evaluated"], "query", "queries") + " evaluated"]
+    parts = [counted(totals["queries_evaluated"], "query", "queries") + " evaluated"]
     labels = {
         "queries_without_relevant": ("with no relevant document",) * 2,
         "queries_judged_not_retrieved": ("judged but not retrieved",) * 2,
@@ -266,7 +266,7 @@ def print_audit(audit_df: pl.DataFrame) -> None:
                                     "retrieved rows unjudged (non-relevant)"),
         "rows_dropped": ("row dropped", "rows dropped"),
     }  # fmt: skip
-    parts += [common.counted(totals[k], *text) for k, text in labels.items() if totals.get(k)]
+    parts += [counted(totals[k], *text) for k, text in labels.items() if totals.get(k)]
     print("preval: " + "; ".join(parts), file=sys.stderr)
     keys = [c for c in audit_df.columns if c != "queries_evaluated" and c not in labels]
     if keys and totals["queries_evaluated"]:

@@ -13,8 +13,7 @@ import sys
 from typing import Any
 
 from .. import report
-from ..errors import PrevalError
-from . import common
+from ..errors import PrevalError, counted
 
 EXAMPLES = """\
 tuning (docs/fusion.md):
@@ -155,8 +154,8 @@ def run(args: argparse.Namespace) -> int:
         train_runs = args.train_runs or args.runs
         if len(train_runs) != len(args.runs):
             msg = (
-                f"{common.counted(len(train_runs), 'training run')} for "
-                f"{common.counted(len(args.runs), 'run')}: give one per run"
+                f"{counted(len(train_runs), 'training run')} for "
+                f"{counted(len(args.runs), 'run')}: give one per run"
             )
             raise PrevalError(msg)
         learned = learn(train_runs, args.train_qrels, args.method, norm=args.norm,
@@ -192,7 +191,7 @@ def _optimize(args: argparse.Namespace, params: dict, tag: str, columns: dict) -
     )  # fmt: skip
     print(f"{tuning.method} (norm {tuning.norm}): best {tuning.metric} "
           f"{tuning.candidates['score'].max():.4f} of "
-          f"{common.counted(tuning.candidates.height, 'candidate')} "
+          f"{counted(tuning.candidates.height, 'candidate')} "
           f"with {_choice(tuning.best)}")  # fmt: skip
     if tuning.folds is not None:
         print(f"\n{args.folds}-fold cross-validation (seed {args.seed}): held-out "

@@ -162,13 +162,23 @@ def collect_chunked(
     rows_read = 0
     first: pl.DataFrame | None = None
     look_for_order = True
-    pending: deque[tuple[Future, int]] = deque()
+    pending: deque[tuple[Future, int, int]] = deque()  # (its work, rows from, rows to)
 
     def finish() -> None:
         """Spill the oldest pending chunk's status (chunks finish in input order)."""
         nonlocal schema, look_for_order, in_query_order, last_query, spilled
-        future, rows = pending.popleft()
-        status, in_order = future.result()
+        future, start, rows = pending.popleft()
+        try:
+            status, in_order = future.result()
+        except PrevalError as exc:
+            # bad data stops the engine at this chunk: its counts are this chunk's
+            if exc.counted:
+                part = "one bucket of the queries" if disjoint else (
+                    f"the queries of input rows {start + 1:,}-{rows:,}")  # fmt: skip
+                engine = "partitioned" if disjoint else "chunked"
+                exc.args = (f"{exc} (counted over {part}, where the {engine} engine stopped)",)
+                exc.counted = False
+            raise
         # input is ranked throughout or not at all, as a rule: after a chunk that is not, the
         # check (~5% of a chunk's time) is not repeated
         look_for_order = look_for_order and in_order
@@ -189,6 +199,7 @@ def collect_chunked(
         for item in chunks:
             # a chunk for `prepare` may come as a list of parts; this thread sees them as one
             chunk = item if isinstance(item, pl.DataFrame) else pl.concat(item, rechunk=False)
+            start = rows_read
             rows_read += chunk.height
             if prepare is None:
                 item = chunk = flag_sorted(chunk, ev.group)
@@ -203,7 +214,7 @@ def collect_chunked(
             box = [item]
             del chunk, item
             work = partial(evaluate_chunk, box, recipe, ev.group, look_for_order, prepare)
-            pending.append((pool.submit(work), rows_read))
+            pending.append((pool.submit(work), start, rows_read))
             # the pool starts a waiting chunk as soon as a worker is free
             while len(pending) >= workers + read_ahead:
                 finish()
