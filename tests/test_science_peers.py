@@ -1,0 +1,389 @@
+"""Evaluation science checked against independent computations and peers: confidence intervals
+(scipy), the bounds for unjudged documents (brute force over every labelling), discriminative
+power (scipy's paired t-test), custom measures written as a user would (plain Python), and five
+conventions docs/measures.md states where peers disagree (ranx, ir_measures, pytrec_eval).
+
+Significance tests, corrections, power, Kendall's tau and TRisk are in tests/test_stats_peers.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+import pytrec_eval
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import preval
+
+# --- confidence intervals ---------------------------------------------------------------------
+
+
+def test_a_by_group_of_two_queries_equals_scipy() -> None:
+    # A topic type with two queries (a by key that splits the queries). With n = 2 values
+    # x1 < x2 the bootstrap mean takes x1 (both draws q1, p = 1/4), (x1 + x2)/2 (p = 1/2)
+    # or x2 (p = 1/4): the 2.5% and 97.5% quantiles of B = 4000 resamples are x1 and x2
+    # unless fewer than 2.5% of them (100; expected 1000, sd 27) drew q1 twice, which never
+    # happens. BCa: the acceleration of two values is 0 (centred cubes cancel), z0 =
+    # ndtri((P(<) + P(<=))/2) ~ ndtri(1/2) = 0: the same levels, the same bounds. scipy
+    # gives the same; t is scipy's t.interval with 1 degree of freedom.
+    frame = pl.DataFrame(
+        {
+            "system": ["a"] * 5,
+            "kind": ["long", "long", "long", "short", "short"],
+            "query": ["q1", "q2", "q3", "q4", "q5"],
+            "AP": [0.5, 0.1, 0.9, 0.2, 0.6],
+        }
+    )
+    x = np.array([0.2, 0.6])
+    want = {
+        "t": stats.t.interval(0.95, 1, x.mean(), stats.sem(x)),
+        "percentile": (0.2, 0.6),
+        "bca": (0.2, 0.6),
+    }
+    for method, scipy_method in (("percentile", "percentile"), ("bca", "BCa")):
+        theirs = stats.bootstrap(
+            (x,), np.mean, method=scipy_method, n_resamples=4000, rng=np.random.default_rng(1)
+        ).confidence_interval
+        assert (theirs.low, theirs.high) == pytest.approx(want[method], abs=1e-12)
+    for method, bounds in want.items():
+        got = preval.summarize(
+            frame, by=["system", "kind"], ci=0.95, ci_method=method, resamples=4000
+        ).collect()
+        short = got.filter(pl.col("kind") == "short")
+        assert (short["AP_ci_low"][0], short["AP_ci_high"][0]) == pytest.approx(bounds, abs=1e-12)
+
+
+def pooled_table(x: np.ndarray, systems: int, shift: float = 0.0) -> pl.DataFrame:
+    """Systems s0, s1, ... scoring x + i * shift on queries q00, q01, ..."""
+    rows = [(f"s{i}", f"q{j:02d}", float(v + i * shift)) for i in range(systems)
+            for j, v in enumerate(x)]  # fmt: skip
+    return pl.DataFrame(rows, schema=["system", "query", "AP"], orient="row")
+
+
+def test_the_bootstrap_of_a_pooled_row_is_scipys_cluster_bootstrap() -> None:
+    # scipy resamples the query positions (its data), the statistic is the pooled mean over
+    # the drawn queries: the cluster bootstrap preval documents. The two draw different
+    # resamples: with B = 20000 the standard error of a 2.5% quantile is about
+    # sqrt(0.025 * 0.975 / B) / phi(1.96) = 0.019 bootstrap sds (0.027 for the difference of
+    # two estimates); 0.2 sd is over 7 standard errors.
+    x = np.random.default_rng(7).beta(0.6, 2.0, 25)
+    table = pooled_table(x, 3, shift=0.05)
+    values = table.pivot(on="system", index="query", values="AP").sort("query").drop("query")
+    matrix = values.to_numpy()
+
+    def pooled(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        return matrix[idx.astype(int)].mean(axis=(-1, -2))
+
+    for method, scipy_method in (("percentile", "percentile"), ("bca", "BCa")):
+        res = stats.bootstrap(
+            (np.arange(x.size),),
+            pooled,
+            method=scipy_method,
+            n_resamples=20_000,
+            rng=np.random.default_rng(3),
+        )
+        sd = res.standard_error
+        got = preval.summarize(table, by=[], ci=0.95, ci_method=method, resamples=20_000).collect()
+        assert abs(got["AP_ci_low"][0] - res.confidence_interval.low) < 0.2 * sd
+        assert abs(got["AP_ci_high"][0] - res.confidence_interval.high) < 0.2 * sd
+
+
+# --- bounds for unjudged documents ------------------------------------------------------------
+# For the measures with no R or ideal in their denominator, docs/semantics.md promises that
+# lower and upper bound the value under *every* way the missing judgments could turn out
+# (each unjudged retrieved document labelled 0, or anything up to `upper`). Checked by brute
+# force: every labelling of the unjudged documents in {0, 1, ..., upper}, evaluated as judged.
+
+RISING = ["P@3", "Success@3", "Hits@3", "NumRelRet", "DCG@3", "RR", "RBP(p=0.5)"]
+
+
+@st.composite
+def one_query(draw):
+    n = draw(st.integers(1, 5))
+    labels = draw(st.lists(st.sampled_from([None, 0, 1, 2]), min_size=n, max_size=n))
+    scores = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))  # ties too
+    extra = draw(st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=2))
+    return labels, scores, extra
+
+
+def frames(labels, scores, extra) -> tuple[pl.DataFrame, pl.DataFrame]:
+    run = pl.DataFrame({"query": "q", "doc": [f"d{i}" for i in range(len(scores))],
+                        "score": [float(s) for s in scores]})  # fmt: skip
+    judged = [(f"d{i}", lab) for i, lab in enumerate(labels) if lab is not None]
+    judged += [(f"x{j}", lab) for j, lab in enumerate(extra)]
+    qrels = pl.DataFrame([("q", d, lab) for d, lab in judged],
+                         schema={"query": pl.String, "doc": pl.String, "label": pl.Int64},
+                         orient="row")  # fmt: skip
+    return run, qrels
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(one_query(), st.sampled_from([1, 2]))
+def test_bounds_hold_for_every_labelling_of_the_unjudged(case, upper: int) -> None:
+    labels, scores, extra = case
+    run, qrels = frames(labels, scores, extra)
+    got = preval.bounds(run, RISING, qrels=qrels, upper=upper).collect()
+    lower, observed, high = (got.filter(pl.col("bound") == b) for b in ("lower", "observed",
+                                                                         "upper"))  # fmt: skip
+    unjudged = [i for i, lab in enumerate(labels) if lab is None]
+    for choice in itertools.product(range(upper + 1), repeat=len(unjudged)):
+        filled = list(labels)
+        for i, lab in zip(unjudged, choice, strict=True):
+            filled[i] = lab
+        run, qrels = frames(filled, scores, extra)
+        value = preval.evaluate(run, RISING, qrels=qrels).collect()
+        for m in RISING:
+            assert lower[m][0] - 1e-12 <= value[m][0] <= high[m][0] + 1e-12, (m, choice)
+    for m in RISING:
+        assert lower[m][0] <= observed[m][0] <= high[m][0] + 1e-12, m
+        if not unjudged:  # everything judged: the three are one
+            assert lower[m][0] == observed[m][0] == high[m][0], m
+
+
+def test_every_measure_has_one_value_when_everything_is_judged() -> None:
+    run, qrels = frames([2, 0, 1, 0], [3, 2, 2, 1], [1])
+    measures = ["AP", "nDCG@3", "R@3", "Rprec", "Bpref", "Judged@3", "F@3", *RISING]
+    got = preval.bounds(run, measures, qrels=qrels).collect()
+    assert got["bound"].to_list() == ["lower", "observed", "upper"]
+    for m in measures:
+        assert got[m].n_unique() == 1, m
+
+
+def test_bounds_hand_derived() -> None:
+    # d0 relevant (label 1), d1 unjudged, d2 non-relevant, d3 unjudged; one more relevant
+    # document x0 judged, not retrieved (R = 2 as judged).
+    # lower (d1, d3 -> 0): P@3 = 1/3, RR = 1, DCG@3 = 1/log2(2) = 1, NumRelRet = 1,
+    #   RBP(p=0.5) = (1 - 0.5)(1) = 0.5, AP = (1/1)/2 = 0.5.
+    # upper (d1, d3 -> 1): R = 4; P@3 = 2/3, DCG@3 = 1 + 1/log2(3), NumRelRet = 3,
+    #   RBP = 0.5 (1 + 0.5 + 0.125) = 0.8125, AP = (1/1 + 2/2 + 3/4) / 4 = 0.6875.
+    run, qrels = frames([1, None, 0, None], [4, 3, 2, 1], [1])
+    measures = ["P@3", "RR", "DCG@3", "NumRelRet", "RBP(p=0.5)", "AP"]
+    got = preval.bounds(run, measures, qrels=qrels).collect()
+    want = {
+        "P@3": [1 / 3, 1 / 3, 2 / 3], "RR": [1.0, 1.0, 1.0],
+        "DCG@3": [1.0, 1.0, 1 + 1 / math.log2(3)], "NumRelRet": [1, 1, 3],
+        "RBP(p=0.5)": [0.5, 0.5, 0.8125], "AP": [0.5, 0.5, 0.6875],
+    }  # fmt: skip
+    for m, values in want.items():
+        assert got[m].to_list() == pytest.approx(values, abs=1e-12), m
+
+
+# --- meta-evaluation --------------------------------------------------------------------------
+
+
+def test_discriminative_power_with_the_t_test_counts_scipys_p_values() -> None:
+    # Sakai (2006): the share of the n(n-1)/2 system pairs with p < alpha, here with the
+    # paired t-test, each pair's p from scipy.stats.ttest_rel.
+    rng = np.random.default_rng(1)
+    base = rng.beta(1.0, 2.0, 25)
+    rows = [(s, f"q{i:02d}", float(np.clip(v + 0.02 * k + rng.normal(0, 0.05), 0, 1)))
+            for k, s in enumerate("abcde") for i, v in enumerate(base)]  # fmt: skip
+    table = pl.DataFrame(rows, schema=["system", "query", "AP"], orient="row")
+    wide = table.pivot(on="system", index="query", values="AP").sort("query")
+    p = sorted(stats.ttest_rel(wide[a], wide[b]).pvalue
+               for a, b in itertools.combinations("abcde", 2))  # fmt: skip
+    power = preval.discriminative_power(table, test="t", alpha=0.05)
+    summary, curve = power.summary.collect(), power.curve.collect()
+    significant = sum(v < 0.05 for v in p)
+    assert 0 < significant < 10  # the case tells pairs apart, and not all of them
+    assert summary["pairs"][0] == 10 and summary["significant"][0] == significant
+    assert summary["discriminative_power"][0] == pytest.approx(significant / 10)
+    assert curve["p_value"].to_list() == pytest.approx(p, rel=1e-10)
+    assert curve["rank"].to_list() == list(range(1, 11))
+
+
+# --- custom measures, as a user writes them from docs/custom-measures.md -----------------------
+
+RUN = pl.DataFrame({
+    "system": ["A"] * 7 + ["B"] * 4,
+    "query": ["q1"] * 4 + ["q2"] * 3 + ["q1"] * 2 + ["q2"] * 2,
+    "doc": ["a", "b", "c", "d", "e", "f", "g", "c", "a", "g", "z"],
+    "score": [4.0, 3.0, 2.0, 1.0, 3.0, 2.0, 1.0, 2.0, 1.0, 5.0, 4.0],
+})  # fmt: skip
+QRELS = pl.DataFrame({"query": ["q1", "q1", "q1", "q1", "q2", "q2"],
+                      "doc": ["a", "c", "x", "b", "f", "g"],
+                      "label": [2, 1, 1, 0, 0, 2]})  # fmt: skip
+GAIN_MAP = {0: 0.0, 1: 3.0, 2: 10.0}
+
+
+def by_hand(fn) -> dict[tuple[str, str], float]:
+    """fn(ranked labels (None: unjudged), all judged labels of the query) per (system, query)."""
+    judged: dict[str, dict[str, int]] = {}
+    for q, d, lab in QRELS.iter_rows():
+        judged.setdefault(q, {})[d] = lab
+    out = {}
+    for (system, q), rows in RUN.group_by("system", "query"):
+        ranked = rows.sort(["score", "doc"], descending=True)["doc"].to_list()
+        out[(system, q)] = fn([judged[q].get(d) for d in ranked], list(judged[q].values()))
+    return out
+
+
+def custom_values(name: str) -> dict[tuple[str, str], float]:
+    got = preval.evaluate(RUN, [name], qrels=QRELS, by="system").collect()
+    return {(s, q): v for s, q, v in got.iter_rows()}
+
+
+@pytest.fixture
+def user_measures():
+    def mapped_dcg(q: preval.RankedQuery) -> pl.Expr:
+        """DCG with my gain map."""
+        gain = q.label.replace_strict(GAIN_MAP, default=0.0).fill_null(0.0)
+        return q.top(gain / (q.rank + 1).cast(pl.Float64).log(2)).sum()
+
+    def p_at_r(q: preval.RankedQuery) -> pl.Expr:
+        """Precision at each query's own cutoff R."""
+        hits = q.top(q.relevant & (q.rank <= q.num_rel)).sum()
+        return q.safe_div(hits, q.num_rel)
+
+    preval.define_measure("MappedDCG", mapped_dcg)
+    preval.define_measure("PatR", p_at_r, cutoff="none")
+    yield
+    for name in ("MappedDCG", "PatR"):
+        preval.remove_measure(name)
+
+
+def test_custom_measures_equal_plain_python(user_measures) -> None:
+    def dcg(ranked, _, k=3):
+        return sum(GAIN_MAP.get(lab, 0.0) / math.log2(i + 2)
+                   for i, lab in enumerate(ranked[:k]) if lab is not None)  # fmt: skip
+
+    def p_at_r(ranked, judged):
+        r = sum(lab >= 1 for lab in judged)
+        return sum(lab is not None and lab >= 1 for lab in ranked[:r]) / r if r else 0.0
+
+    for name, fn in (("MappedDCG@3", dcg), ("PatR", p_at_r)):
+        want, got = by_hand(fn), custom_values(name)
+        assert got.keys() == want.keys()
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, abs=1e-12), (name, key)
+    # the per-query cutoff R is R-precision: the built-in measure agrees
+    assert custom_values("PatR") == pytest.approx(custom_values("Rprec"), abs=1e-12)
+
+
+def test_custom_measures_are_refused_by_sql_and_unknown_to_a_fresh_cli(user_measures) -> None:
+    with pytest.raises(preval.MeasureError, match="'PatR' is not available in SQL"):
+        preval.sql(["PatR"], table="t")
+
+
+@pytest.mark.parametrize(
+    ("fn", "says"),
+    [
+        (lambda q: q.top(pl.col("grade")).sum(),
+         r"^measure Bad: its expression reads a column the ranked rows do not have: "),
+        (lambda q: pl.lit("x"), r"^measure Bad: its expression gives String, not a number"),
+        (lambda q: q.top(q.rank), r"^measure Bad: its expression gives List\(Int64\), not a "),
+        (lambda q: 1 / 0, r"^measure Bad: its function raised ZeroDivisionError: division by"),
+    ],
+)  # fmt: skip
+def test_bad_custom_measures_fail_in_one_line(fn, says: str) -> None:
+    preval.define_measure("Bad", fn)
+    try:
+        with pytest.raises(preval.MeasureError, match=says) as err:
+            preval.evaluate(RUN, ["Bad"], qrels=QRELS, by="system").collect()
+        assert "\n" not in str(err.value)
+    finally:
+        preval.remove_measure("Bad")
+
+
+def test_a_boolean_custom_measure_is_a_number() -> None:
+    preval.define_measure("AnyRel", lambda q: q.top(q.relevant).any())
+    try:
+        got = preval.evaluate(RUN, ["AnyRel@1"], qrels=QRELS, by="system").collect()
+        want = preval.evaluate(RUN, ["Success@1"], qrels=QRELS, by="system").collect()
+        assert got["AnyRel@1"].to_list() == want["Success@1"].to_list()
+    finally:
+        preval.remove_measure("AnyRel")
+
+
+# --- peers' conventions (docs/measures.md, "Peers' names, peers' numbers") -------------------
+# Five statements of the docs, each checked by running the peer on a case where peers
+# disagree. q1: a (2), b (1), c (0) retrieved, y unjudged, x (2) judged not retrieved;
+# q2: d (1) retrieved first, z unjudged, e (1); no judged non-relevant document.
+PQRELS = {"q1": {"a": 2, "b": 1, "c": 0, "x": 2}, "q2": {"d": 1, "e": 1}}
+PRUN = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7, "y": 0.6}, "q2": {"d": 0.9, "z": 0.5, "e": 0.4}}
+
+
+def peer_frames(qrels: dict, run: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
+    r = pl.DataFrame([(q, d, float(s)) for q, ds in run.items() for d, s in ds.items()],
+                     schema=["query", "doc", "score"], orient="row")  # fmt: skip
+    j = pl.DataFrame([(q, d, lab) for q, ds in qrels.items() for d, lab in ds.items()],
+                     schema=["query", "doc", "label"], orient="row")  # fmt: skip
+    return r, j
+
+
+def preval_values(measure: str, qrels: dict = PQRELS, run: dict = PRUN, **kw) -> list[float]:
+    r, j = peer_frames(qrels, run)
+    return preval.evaluate(r, [measure], qrels=j, **kw).sort("query").collect()[measure].to_list()
+
+
+def ranx_values(metric: str, qrels: dict = PQRELS, run: dict = PRUN) -> list[float]:
+    ranx = pytest.importorskip("ranx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metric, return_mean=False)
+    return [float(v) for v in out]
+
+
+def test_convention_ranx_level_suffix_drops_lower_gains() -> None:
+    # "ranx's nDCG at a level above 1 drops the gains of lower grades: nDCG(gains={1:0})@k
+    # for ndcg@k-l2". q1: DCG@3 = 2/log2(2) = 2, ideal (2, 2) = 2 + 2/log2(3) -> 0.6131;
+    # q2 has no grade 2: 0.
+    want = [2 / (2 + 2 / math.log2(3)), 0.0]
+    assert ranx_values("ndcg@3-l2") == pytest.approx(want, abs=1e-7)
+    assert preval_values("nDCG(gains={1:0})@3") == pytest.approx(want, abs=1e-12)
+
+
+def test_convention_bpref_without_judged_non_relevant() -> None:
+    # "ranx's bpref divides by zero on a query without judged non-relevant documents
+    # (trec_eval and preval: 1 per relevant retrieved)". q2: R = 2, N = 0, d and e retrieved
+    # with no judged non-relevant above them: (1/R) sum (1 - 0) = 1. q1: R = 3, N = 1,
+    # a and b above c: (1 + 1)/3 = 2/3.
+    got = ranx_values("bpref")
+    assert got[0] == pytest.approx(2 / 3) and math.isnan(got[1])
+    trec = pytrec_eval.RelevanceEvaluator(PQRELS, {"bpref"}).evaluate(PRUN)
+    assert [trec[q]["bpref"] for q in ("q1", "q2")] == pytest.approx([2 / 3, 1.0])
+    assert preval_values("Bpref") == pytest.approx([2 / 3, 1.0], abs=1e-12)
+
+
+def test_convention_ndcg_ignores_the_relevance_level_as_trec_eval() -> None:
+    # "preval's nDCG ignores the level, as trec_eval": at level 2, P@3 counts only grade 2
+    # (q1: a: 1/3), nDCG@3 still takes every grade's gain (q1: (2 + 1/log2 3) /
+    # (2 + 2/log2 3 + 1/2)).
+    trec = pytrec_eval.RelevanceEvaluator(PQRELS, {"ndcg_cut.3", "P.3"}, relevance_level=2)
+    got = trec.evaluate(PRUN)
+    q1 = (2 + 1 / math.log2(3)) / (2 + 2 / math.log2(3) + 1 / 2)
+    assert got["q1"]["ndcg_cut_3"] == pytest.approx(q1)
+    for measure, peer in (("nDCG@3", "ndcg_cut_3"), ("P@3", "P_3")):
+        want = [got[q][peer] for q in ("q1", "q2")]
+        assert preval_values(measure, relevance_level=2) == pytest.approx(want, abs=1e-12)
+
+
+def test_convention_ranx_names_without_a_cutoff_mean_the_whole_run() -> None:
+    # "ranx's precision, recall and hit_rate without a cutoff mean the whole run (preval:
+    # SetP, SetR, Success@n)": q1 2 relevant of 4 retrieved, R = 3; q2 2 of 3, R = 2.
+    for metric, measure, want in (
+        ("precision", "SetP", [2 / 4, 2 / 3]),
+        ("recall", "SetR", [2 / 3, 1.0]),
+        ("hit_rate", "Success@4", [1.0, 1.0]),
+    ):
+        assert ranx_values(metric) == pytest.approx(want, abs=1e-7), metric
+        assert preval_values(measure) == pytest.approx(want, abs=1e-12), measure
+
+
+def test_convention_a_negative_label_is_not_judged_unlike_ir_measures() -> None:
+    # "ir_measures counts every qrels entry as judged, negative labels included; preval
+    # follows trec_eval, where a negative label is pooled, not assessed". Top 4: a (1),
+    # b (-1), c (0), y (none): ir_measures 3/4, preval 2/4.
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = {"q1": {"a": 1, "b": -1, "c": 0}}, {"q1": {"a": 0.9, "b": 0.8, "c": 0.7,
+                                                            "y": 0.6}}  # fmt: skip
+    (peer,) = ir_measures.iter_calc([ir_measures.Judged @ 4], qrels, run)
+    assert peer.value == pytest.approx(0.75)
+    assert preval_values("Judged@4", qrels, run) == [0.5]
