@@ -67,6 +67,50 @@ def pooled_table(x: np.ndarray, systems: int, shift: float = 0.0) -> pl.DataFram
     return pl.DataFrame(rows, schema=["system", "query", "AP"], orient="row")
 
 
+def test_the_t_interval_of_a_pooled_row_counts_queries_not_values() -> None:
+    # One overall row (by=[]) pooling 3 systems that score alike on 30 queries: 90 values,
+    # but 30 independent queries (what the bootstrap resamples). The mean is x-bar; the
+    # query-level (cluster) standard error with s_i = 3 x_i, k_i = 3 per query is
+    # sqrt(n/(n-1) sum (s_i - mean k_i)^2) / sum k_i = 3 sqrt(n/(n-1) sum (x_i - x-bar)^2) /
+    # (3n) = sd(x)/sqrt(n): the interval is exactly scipy's t interval of the 30 values,
+    # 29 degrees of freedom. (Taken as 90 independent values it was 1.8x too narrow.)
+    x = np.random.default_rng(0).beta(0.6, 2.0, 30)
+    got = preval.summarize(pooled_table(x, 3), by=[], ci=0.95, ci_method="t").collect()
+    want = stats.t.interval(0.95, 29, x.mean(), stats.sem(x))
+    assert (got["AP_ci_low"][0], got["AP_ci_high"][0]) == pytest.approx(want, rel=1e-12)
+
+
+def test_the_t_interval_of_a_pooled_row_with_holes_is_the_cluster_formula() -> None:
+    # Systems that differ, one value missing (null): the ratio estimator S/K and its
+    # query-level standard error sqrt(n/(n-1) sum_i (s_i - (S/K) k_i)^2) / K, t with n - 1
+    # degrees of freedom, n the queries with a value (Cochran 1977, Sampling Techniques,
+    # 6.9, the variance of a ratio estimate over clusters).
+    rng = np.random.default_rng(4)
+    table = pooled_table(rng.beta(1.0, 2.0, 12), 2, shift=0.1)
+    table = table.with_columns(
+        pl.when((pl.col("system") == "s1") & (pl.col("query") == "q03"))
+        .then(None)
+        .otherwise(pl.col("AP"))
+        .alias("AP")
+    )
+    per = table.group_by("query").agg(
+        pl.col("AP").sum().alias("s"), pl.col("AP").count().alias("k")
+    )
+    s, k = per["s"].to_numpy(), per["k"].to_numpy().astype(float)
+    n, mean = s.size, s.sum() / k.sum()
+    se = math.sqrt(n / (n - 1) * ((s - mean * k) ** 2).sum()) / k.sum()
+    want = stats.t.interval(0.9, n - 1, mean, se)
+    got = preval.summarize(table, by=[], ci=0.9, ci_method="t").collect()
+    assert got["AP"][0] == pytest.approx(mean, rel=1e-12)
+    assert (got["AP_ci_low"][0], got["AP_ci_high"][0]) == pytest.approx(want, rel=1e-12)
+    # one value per query (per system): the usual t interval, unchanged
+    per_system = preval.summarize(table, ci=0.9, ci_method="t").collect()
+    values = table.filter(pl.col("system") == "s1")["AP"].drop_nulls().to_numpy()
+    row = per_system.filter(pl.col("system") == "s1")
+    want = stats.t.interval(0.9, values.size - 1, values.mean(), stats.sem(values))
+    assert (row["AP_ci_low"][0], row["AP_ci_high"][0]) == pytest.approx(want, rel=1e-12)
+
+
 def test_the_bootstrap_of_a_pooled_row_is_scipys_cluster_bootstrap() -> None:
     # scipy resamples the query positions (its data), the statistic is the pooled mean over
     # the drawn queries: the cluster bootstrap preval documents. The two draw different
