@@ -168,12 +168,15 @@ def frames(labels, scores, extra) -> tuple[pl.DataFrame, pl.DataFrame]:
     return run, qrels
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(one_query(), st.sampled_from([1, 2]))
-def test_bounds_hold_for_every_labelling_of_the_unjudged(case, upper: int) -> None:
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(one_query(), st.sampled_from([1, 2]), st.sampled_from(["trec", "optimistic", "pessimistic"]))
+def test_bounds_hold_for_every_labelling_of_the_unjudged(case, upper: int, ties: str) -> None:
+    # ties="optimistic"/"pessimistic" order a tie by relevance, so a relabelling moves
+    # documents; each of these measures is still monotone in every label (the best / worst
+    # order of a tie is a max / min over orders of functions monotone in each label).
     labels, scores, extra = case
     run, qrels = frames(labels, scores, extra)
-    got = preval.bounds(run, RISING, qrels=qrels, upper=upper).collect()
+    got = preval.bounds(run, RISING, qrels=qrels, upper=upper, ties=ties).collect()
     lower, observed, high = (got.filter(pl.col("bound") == b) for b in ("lower", "observed",
                                                                          "upper"))  # fmt: skip
     unjudged = [i for i, lab in enumerate(labels) if lab is None]
@@ -182,7 +185,7 @@ def test_bounds_hold_for_every_labelling_of_the_unjudged(case, upper: int) -> No
         for i, lab in zip(unjudged, choice, strict=True):
             filled[i] = lab
         run, qrels = frames(filled, scores, extra)
-        value = preval.evaluate(run, RISING, qrels=qrels).collect()
+        value = preval.evaluate(run, RISING, qrels=qrels, ties=ties).collect()
         for m in RISING:
             assert lower[m][0] - 1e-12 <= value[m][0] <= high[m][0] + 1e-12, (m, choice)
     for m in RISING:
@@ -431,3 +434,25 @@ def test_convention_a_negative_label_is_not_judged_unlike_ir_measures() -> None:
     (peer,) = ir_measures.iter_calc([ir_measures.Judged @ 4], qrels, run)
     assert peer.value == pytest.approx(0.75)
     assert preval_values("Judged@4", qrels, run) == [0.5]
+
+
+def test_compares_bootstrap_interval_of_delta_is_scipys_within_monte_carlo_error() -> None:
+    # compare(test="bootstrap"): the percentile interval of the paired differences' resampled
+    # means, scipy.stats.bootstrap(d, np.mean, method="percentile") on other resamples. With
+    # B = 20000 both quantile estimates have a standard error near 0.019 bootstrap sds
+    # (0.027 for their difference); 0.2 sd is over 7 of them.
+    rng = np.random.default_rng(12)
+    base = rng.beta(0.8, 2.0, 40)
+    other = np.clip(base + rng.normal(0.03, 0.08, 40), 0, 1)
+    table = pl.concat([pooled_table(base, 1), pooled_table(other, 1).with_columns(
+        pl.lit("s1").alias("system"))])  # fmt: skip
+    got = preval.compare(table, baseline="s0", test="bootstrap", n_resamples=20_000, alpha=0.05)
+    res = stats.bootstrap(
+        (other - base,), np.mean, method="percentile", n_resamples=20_000,
+        rng=np.random.default_rng(5),
+    )  # fmt: skip
+    row = got.filter(pl.col("system") == "s1").row(0, named=True)
+    assert row["delta"] == pytest.approx((other - base).mean(), rel=1e-12)
+    sd = res.standard_error
+    assert abs(row["ci_low"] - res.confidence_interval.low) < 0.2 * sd
+    assert abs(row["ci_high"] - res.confidence_interval.high) < 0.2 * sd
