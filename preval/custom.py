@@ -210,7 +210,8 @@ def define_measure(
         always accepted. A parameter equal to its default is left out of the column name.
     summary
         How `summarize` aggregates the per-query values: ``"mean"``, ``"sum"`` (a count: an
-        Int64 column) or ``"gmean"`` (as GMAP).
+        Int64 column, from an integer or Boolean expression; a float one is refused) or
+        ``"gmean"`` (as GMAP).
     doc
         One line of help for ``preval measures``.
     replace
@@ -403,5 +404,12 @@ def check_outputs(
             msg = (
                 f"measure {name}: its expression gives {dtype}, not a number per query (reduce "
                 "the query's rows to one numeric value: .sum(), .max(), .first() ...)"
+            )
+            raise MeasureError(msg)
+        if s.definition.summary == "sum" and not (dtype.is_integer() or dtype == pl.Boolean):
+            # the Int64 column of a count would truncate 2.76 to 2, silently
+            msg = (
+                f"measure {name}: summary='sum' makes it an Int64 count, but its expression "
+                f"gives {dtype}: return an integer count, or define it with summary='mean'"
             )
             raise MeasureError(msg)

@@ -339,6 +339,26 @@ def test_bad_custom_measures_fail_in_one_line(fn, says: str) -> None:
         preval.remove_measure("Bad")
 
 
+def test_a_summed_custom_measure_must_be_an_integer_count() -> None:
+    # summary="sum" makes an Int64 column: a float sum of gains 1.5 + 2.0 was cut to 3
+    def gain_sum(q: preval.RankedQuery) -> pl.Expr:
+        return q.top(q.gain).sum()
+
+    preval.define_measure("GainSum", gain_sum, summary="sum")
+    try:
+        with pytest.raises(preval.MeasureError, match=r"^measure GainSum: summary='sum' makes"):
+            preval.evaluate(RUN, ["GainSum"], qrels=QRELS, by="system").collect()
+    finally:
+        preval.remove_measure("GainSum")
+    preval.define_measure("RelSum", lambda q: q.top(q.relevant).sum(), summary="sum")
+    try:
+        got = preval.evaluate(RUN, ["RelSum", "NumRelRet"], qrels=QRELS, by="system").collect()
+        assert got["RelSum"].to_list() == got["NumRelRet"].to_list()
+        assert got.schema["RelSum"] == pl.Int64
+    finally:
+        preval.remove_measure("RelSum")
+
+
 def test_a_boolean_custom_measure_is_a_number() -> None:
     preval.define_measure("AnyRel", lambda q: q.top(q.relevant).any())
     try:
