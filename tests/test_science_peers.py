@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -58,6 +59,33 @@ def test_a_by_group_of_two_queries_equals_scipy() -> None:
         ).collect()
         short = got.filter(pl.col("kind") == "short")
         assert (short["AP_ci_low"][0], short["AP_ci_high"][0]) == pytest.approx(bounds, abs=1e-12)
+
+
+def test_one_query_and_equal_values_as_scipy_has_them() -> None:
+    # scipy refuses a bootstrap of one value (no distribution) and has no t interval with 0
+    # degrees of freedom: preval's bounds are null. Twelve equal values: scipy's bounds are
+    # the value up to rounding (0.1 + 2e-17 for the mean of twelve 0.1s), preval's exactly
+    # the value, a zero-width interval.
+    with pytest.raises(ValueError, match="two or more observations"):
+        stats.bootstrap((np.array([0.3]),), np.mean, n_resamples=100)
+    flat = np.full(12, 0.1)
+    frame = pl.DataFrame({"system": ["one"] + ["flat"] * 12,
+                          "query": [f"q{i:02d}" for i in range(13)],
+                          "AP": [0.3, *flat.tolist()]})  # fmt: skip
+    for method, scipy_method in (("t", None), ("percentile", "percentile"), ("bca", "BCa")):
+        if scipy_method is None:
+            theirs = stats.t.interval(0.95, 11, flat.mean(), stats.sem(flat))
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # scipy warns of a degenerate distribution
+                ci = stats.bootstrap((flat,), np.mean, method=scipy_method, n_resamples=200,
+                                     rng=np.random.default_rng(0)).confidence_interval  # fmt: skip
+            theirs = (ci.low, ci.high)
+        got = preval.summarize(frame, ci=0.95, ci_method=method, resamples=200).collect()
+        one, same = (got.filter(pl.col("system") == s).row(0, named=True) for s in ("one", "flat"))
+        assert (one["AP_ci_low"], one["AP_ci_high"]) == (None, None)
+        assert (same["AP_ci_low"], same["AP_ci_high"]) == (0.1, 0.1)
+        assert (same["AP_ci_low"], same["AP_ci_high"]) == pytest.approx(theirs, abs=1e-15)
 
 
 def pooled_table(x: np.ndarray, systems: int, shift: float = 0.0) -> pl.DataFrame:
@@ -317,6 +345,19 @@ def test_custom_measures_equal_plain_python(user_measures) -> None:
 def test_custom_measures_are_refused_by_sql_and_unknown_to_a_fresh_cli(user_measures) -> None:
     with pytest.raises(preval.MeasureError, match="'PatR' is not available in SQL"):
         preval.sql(["PatR"], table="t")
+
+
+def test_the_command_line_does_not_know_a_python_definition(capsys) -> None:
+    # docs/custom-measures.md: the CLI runs in a process of its own, where a definition made
+    # in Python does not exist: the request is an unknown measure, exit code 2, one line
+    from preval.cli import main
+
+    example = str(Path(__file__).resolve().parents[1] / "fixtures" / "example.parquet")
+    code = main(["evaluate", example, "--by", "system", "-m", "RWHits@10"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith("preval: error: unknown measure 'RWHits' in 'RWHits@10'")
+    assert "\n" not in err
 
 
 @pytest.mark.parametrize(
