@@ -497,6 +497,46 @@ def test_convention_a_negative_label_is_not_judged_unlike_ir_measures() -> None:
     assert preval_values("Judged@4", qrels, run) == [0.5]
 
 
+@pytest.mark.parametrize("pooled", [False, True])
+def test_intervals_equal_scipys_on_the_same_resamples(pooled: bool) -> None:
+    # scipy.stats.bootstrap(n_resamples=0, bootstrap_result=...) takes a bootstrap
+    # distribution as given: fed preval's resampled means, its percentile and BCa intervals
+    # (its own quantiles, z0 and jackknife acceleration) must be preval's, to rounding. Pooled:
+    # two values per query (a cluster), scipy's data the query positions and its statistic
+    # the pooled mean (its jackknife leaves one query out, as `intervals.acceleration`).
+    from preval import intervals
+
+    rng = np.random.default_rng(11)
+    if pooled:
+        values = rng.beta(0.6, 2.0, (40, 2))
+        values[3, 1] = np.nan  # a hole: query 3 has one value
+        sums, counts = np.nansum(values, axis=1)[:, None], (~np.isnan(values)).sum(axis=1)
+        counts = counts[:, None].astype(float)
+        data = np.arange(40)
+
+        def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+            idx = idx.astype(int)
+            return sums[idx, 0].sum(axis=-1) / counts[idx, 0].sum(axis=-1)
+    else:
+        data = rng.beta(0.6, 2.0, 60)
+        sums, counts, statistic = data[:, None], None, np.mean
+    boot = intervals.bootstrap_means(sums, counts, 3000, [7, 0])
+    observed = np.array([sums.sum() / (counts.sum() if pooled else sums.shape[0])])
+    ours = {
+        "percentile": intervals.percentile_interval(boot, 0.9),
+        "BCa": intervals.bca_interval(boot, observed, intervals.acceleration(sums, counts), 0.9),
+    }
+    for method, (low, high) in ours.items():
+        seed = stats.bootstrap((data,), statistic, n_resamples=2, method=method,
+                               confidence_level=0.9, rng=np.random.default_rng(0))  # fmt: skip
+        seed.bootstrap_distribution = boot[:, 0]
+        theirs = stats.bootstrap(
+            (data,), statistic, n_resamples=0, bootstrap_result=seed, method=method,
+            confidence_level=0.9,
+        ).confidence_interval  # fmt: skip
+        assert (low[0], high[0]) == pytest.approx((theirs.low, theirs.high), rel=1e-12), method
+
+
 def test_compares_bootstrap_interval_of_delta_is_scipys_within_monte_carlo_error() -> None:
     # compare(test="bootstrap"): the percentile interval of the paired differences' resampled
     # means, scipy.stats.bootstrap(d, np.mean, method="percentile") on other resamples. With
