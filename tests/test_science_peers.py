@@ -342,6 +342,56 @@ def test_custom_measures_equal_plain_python(user_measures) -> None:
     assert custom_values("PatR") == pytest.approx(custom_values("Rprec"), abs=1e-12)
 
 
+@pytest.fixture
+def contract_measures():
+    """P@k, AP, nDCG@k and RR written from the contract of docs/custom-measures.md."""
+    defined = {
+        "MyP": (lambda q: q.hits() / q.k, "required"),
+        "MyAP": (lambda q: q.safe_div(
+            q.top(pl.when(q.relevant).then(q.tp / q.rank).otherwise(0.0)).sum(), q.num_rel),
+            "optional"),
+        "MyNDCG": (lambda q: q.safe_div(
+            q.top(q.gain / (q.rank + 1).cast(pl.Float64).log(2)).sum(), q.ideal_dcg),
+            "optional"),
+        "MyRR": (lambda q: q.top(pl.when(q.relevant).then(1.0 / q.rank)).max().fill_null(0.0),
+                 "optional"),
+    }  # fmt: skip
+    for name, (fn, cutoff) in defined.items():
+        preval.define_measure(name, fn, cutoff=cutoff)
+    yield
+    for name in defined:
+        preval.remove_measure(name)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"depth": 3}, {"judged_only": True}, {"relevance_level": 2}, {"ties": "optimistic"},
+     {"ties": "pessimistic"}, {"unjudged_label": 1}, {"queries": "retrieved"}],
+)  # fmt: skip
+def test_the_contract_follows_every_option_as_the_built_ins(contract_measures, options) -> None:
+    # The RankedQuery's rows and counts already carry depth, judged_only, the level, the tie
+    # rule and the relabelling: a measure written from them equals the built-in one. Tied
+    # scores, negative (pooled) labels and a judged document never retrieved in every query.
+    rng = np.random.default_rng(3)
+    run, qrels = [], []
+    for q in range(6):
+        for i in range(8):
+            run.append(("S", f"q{q}", f"d{i}", float(rng.integers(0, 5))))
+            if rng.random() < 0.7:
+                qrels.append((f"q{q}", f"d{i}", int(rng.choice([-1, 0, 1, 2, 3]))))
+        qrels.append((f"q{q}", "extra", 2))
+    run = pl.DataFrame(run, schema=["system", "query", "doc", "score"], orient="row")
+    qrels = pl.DataFrame(qrels, schema=["query", "doc", "label"], orient="row")
+    pairs = [("MyP@3", "P@3"), ("MyP(rel=2)@3", "P(rel=2)@3"), ("MyNDCG@4", "nDCG@4"),
+             ("MyAP", "AP"), ("MyAP(rel=2)", "AP(rel=2)"), ("MyAP@3", "AP@3"),
+             ("MyRR", "RR")]  # fmt: skip
+    got = preval.evaluate(
+        run, [m for pair in pairs for m in pair], qrels=qrels, by="system", **options
+    ).collect()
+    for mine, built_in in pairs:
+        assert got[mine].to_list() == pytest.approx(got[built_in].to_list(), abs=1e-12), mine
+
+
 def test_custom_measures_are_refused_by_sql_and_unknown_to_a_fresh_cli(user_measures) -> None:
     with pytest.raises(preval.MeasureError, match="'PatR' is not available in SQL"):
         preval.sql(["PatR"], table="t")
