@@ -538,6 +538,13 @@ def test_convention_bpref_without_judged_non_relevant() -> None:
     trec = pytrec_eval.RelevanceEvaluator(PQRELS, {"bpref"}).evaluate(PRUN)
     assert [trec[q]["bpref"] for q in ("q1", "q2")] == pytest.approx([2 / 3, 1.0])
     assert preval_values("Bpref") == pytest.approx([2 / 3, 1.0], abs=1e-12)
+    # "... and counts negative labels as non-relevant": b (-1) above a and c (1). trec_eval
+    # and preval: -1 is pooled, not judged, N = 0: bpref 1. ranx: N = 1, each relevant one
+    # below it scores 1 - 1/min(R, N) = 0.
+    qrels, run = {"q1": {"a": 1, "b": -1, "c": 1}}, {"q1": {"b": 0.9, "a": 0.8, "c": 0.7}}
+    assert ranx_values("bpref", qrels, run) == [0.0]
+    assert pytrec_eval.RelevanceEvaluator(qrels, {"bpref"}).evaluate(run)["q1"]["bpref"] == 1.0
+    assert preval_values("Bpref", qrels, run) == [1.0]
 
 
 def test_convention_ndcg_ignores_the_relevance_level_as_trec_eval() -> None:
