@@ -82,8 +82,8 @@ def summarize(
     Counts are sums over a fixed set of queries and get no interval; ``GMAP``'s is that of the
     mean of log(max(AP, 1e-5)), exponentiated. Values are taken as the mean takes them: nulls
     are left out (a resample's mean is over its non-null values), a NaN makes the bounds NaN.
-    A group with fewer than 2 non-null values (t: fewer than 2 queries with one) has null
-    bounds (no interval is defined); equal values give a zero-width interval. The plan stays
+    A group with fewer than 2 queries with a non-null value has null bounds (no interval is
+    defined); equal values give a zero-width interval. The plan stays
     lazy: with a bootstrap the per-query values are collected when the plan runs, never when
     it is built.
 
@@ -297,6 +297,12 @@ def _bootstrap_bounds(
                     for j, n in enumerate(names)
                 ],
                 *[pl.col(n).min().alias(f"m{j}") for j, n in enumerate(names)],
+                # the queries with a value: the units resampled (one query, however many
+                # values it pools, has no bootstrap distribution)
+                *[
+                    pl.col(query).filter(pl.col(n).is_not_null()).n_unique().alias(f"u{j}")
+                    for j, n in enumerate(names)
+                ],
             ),
             on=g,
             how="left",
@@ -343,8 +349,8 @@ def _bootstrap_bounds(
         mean = spread[f"m{j}"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         lo = np.where(equal, mean, low[:, j])  # exactly the value, not its sum's rounding
         hi = np.where(equal, mean, high[:, j])
-        n_values = spread[f"k{j}"].fill_null(0).to_list()
-        columns += _bounds_columns(lo, hi, n_values, name, rates[name])
+        n_queries = spread[f"u{j}"].fill_null(0).to_list()
+        columns += _bounds_columns(lo, hi, n_queries, name, rates[name])
     return pl.DataFrame(columns)
 
 

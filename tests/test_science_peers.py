@@ -139,6 +139,20 @@ def test_the_t_interval_of_a_pooled_row_with_holes_is_the_cluster_formula() -> N
     assert (row["AP_ci_low"][0], row["AP_ci_high"][0]) == pytest.approx(want, rel=1e-12)
 
 
+@pytest.mark.parametrize("method", ["t", "percentile", "bca"])
+def test_a_pooled_row_of_one_query_has_no_interval(method: str) -> None:
+    # Two systems on one query: two values, one query. Every resample draws that query, so
+    # the bootstrap means are all 0.4: the percentile interval was (0.4, 0.4), a zero-width
+    # interval that claimed certainty (and BCa warned "Mean of empty slice"); no interval is
+    # defined with one unit sampled (scipy refuses one observation), as t says (df = 0).
+    frame = pl.DataFrame({"system": ["a", "b"], "query": ["q1", "q1"], "AP": [0.2, 0.6]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = preval.summarize(frame, by=[], ci=0.95, ci_method=method, resamples=100).collect()
+    assert got["AP"][0] == pytest.approx(0.4)
+    assert (got["AP_ci_low"][0], got["AP_ci_high"][0]) == (None, None)
+
+
 def test_the_bootstrap_of_a_pooled_row_is_scipys_cluster_bootstrap() -> None:
     # scipy resamples the query positions (its data), the statistic is the pooled mean over
     # the drawn queries: the cluster bootstrap preval documents. The two draw different
