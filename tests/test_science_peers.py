@@ -603,6 +603,11 @@ def test_convention_a_negative_label_is_not_judged_unlike_ir_measures() -> None:
     (peer,) = ir_measures.iter_calc([ir_measures.Judged @ 4], qrels, run)
     assert peer.value == pytest.approx(0.75)
     assert preval_values("Judged@4", qrels, run) == [0.5]
+    # "A query with nothing retrieved: ir_measures divides by zero, preval gives 0."
+    qrels, run = {"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q2": {}}
+    with pytest.raises(ZeroDivisionError):
+        list(ir_measures.iter_calc([ir_measures.Judged @ 10], qrels, run))
+    assert preval_values("Judged@10", qrels, {"q1": {"a": 1.0}}) == [1.0, 0.0]
 
 
 @pytest.mark.parametrize("pooled", [False, True])
