@@ -83,9 +83,8 @@ def summarize(
     mean of log(max(AP, 1e-5)), exponentiated. Values are taken as the mean takes them: nulls
     are left out (a resample's mean is over its non-null values), a NaN makes the bounds NaN.
     A group with fewer than 2 queries with a non-null value has null bounds (no interval is
-    defined); equal values give a zero-width interval. The plan stays
-    lazy: with a bootstrap the per-query values are collected when the plan runs, never when
-    it is built.
+    defined); equal values give a zero-width interval. The plan stays lazy: with a bootstrap
+    the per-query values are collected when the plan runs, never when it is built.
 
     Returns
     -------
@@ -283,13 +282,12 @@ def _bootstrap_bounds(
         *[pl.col(n).sum().alias(f"s{j}") for j, n in enumerate(names)],
         *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
     )
-    # per group and measure: values, and whether all are equal (a zero-width interval); every
-    # group a row (the one row of an empty input without keys too)
+    # per group and measure: the queries with a value, and whether all values are equal (a
+    # zero-width interval); every group a row (the one row of an empty input without keys too)
     spread = (
         groups.select(g)
         .join(
             coded.group_by(g).agg(
-                *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
                 *[
                     ((pl.col(n).max() == pl.col(n).min()) & ~pl.col(n).is_nan().any()).alias(
                         f"e{j}"
