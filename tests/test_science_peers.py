@@ -139,6 +139,37 @@ def test_the_t_interval_of_a_pooled_row_with_holes_is_the_cluster_formula() -> N
     assert (row["AP_ci_low"][0], row["AP_ci_high"][0]) == pytest.approx(want, rel=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 3),
+    st.lists(st.lists(st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 1.0])),
+                      min_size=3, max_size=3), min_size=1, max_size=7),
+)  # fmt: skip
+def test_the_pooled_t_interval_is_the_cluster_formula(systems: int, grid) -> None:
+    # Any overall row: queries with 0..systems values (nulls anywhere), equal values, one
+    # query. Reference in numpy: ratio mean S/K, SE sqrt(n/(n-1) sum (s_i - mean k_i)^2) / K
+    # over the n queries with a value; no interval below 2 such queries; zero width when
+    # every value is equal.
+    rows = [(f"s{j}", f"q{i}", values[j]) for i, values in enumerate(grid)
+            for j in range(systems)]  # fmt: skip
+    table = pl.DataFrame(rows, schema={"system": pl.String, "query": pl.String,
+                                       "AP": pl.Float64}, orient="row")  # fmt: skip
+    got = preval.summarize(table, by=[], ci=0.9, ci_method="t").collect().row(0, named=True)
+    cells = [[v for v in values[:systems] if v is not None] for values in grid]
+    s = np.array([sum(c) for c in cells if c])
+    k = np.array([len(c) for c in cells if c], dtype=float)
+    if s.size < 2:
+        assert (got["AP_ci_low"], got["AP_ci_high"]) == (None, None)
+        return
+    mean = s.sum() / k.sum()
+    if len({v for c in cells for v in c}) == 1:
+        assert got["AP_ci_low"] == got["AP_ci_high"] == mean
+        return
+    se = math.sqrt(s.size / (s.size - 1) * ((s - mean * k) ** 2).sum()) / k.sum()
+    want = (mean, mean) if se == 0 else stats.t.interval(0.9, s.size - 1, mean, se)
+    assert (got["AP_ci_low"], got["AP_ci_high"]) == pytest.approx(want, abs=1e-12)
+
+
 @pytest.mark.parametrize("method", ["t", "percentile", "bca"])
 def test_a_pooled_row_of_one_query_has_no_interval(method: str) -> None:
     # Two systems on one query: two values, one query. Every resample draws that query, so
