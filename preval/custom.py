@@ -210,7 +210,8 @@ def define_measure(
         always accepted. A parameter equal to its default is left out of the column name.
     summary
         How `summarize` aggregates the per-query values: ``"mean"``, ``"sum"`` (a count: an
-        Int64 column) or ``"gmean"`` (as GMAP).
+        Int64 column, from an integer or Boolean expression; a float one is refused) or
+        ``"gmean"`` (as GMAP).
     doc
         One line of help for ``preval measures``.
     replace
@@ -227,7 +228,9 @@ def define_measure(
     MeasureError
         A name that is taken or malformed, a bad `cutoff`, `summary` or parameter, or a
         function that does not return a Polars expression (checked on a probe request now,
-        and again on each request).
+        and again on each request). A request whose function raises, or whose expression
+        reads a column the ranked rows lack or gives no number per query, is refused when
+        its plan is built (one line naming the measure).
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         msg = (
@@ -324,8 +327,20 @@ def _view(measure: CustomMeasure, r: Ranking, s: Spec) -> RankedQuery:
     return RankedQuery(s.cutoff, values, s.level(r.default_level), r)
 
 
-def _call(measure: CustomMeasure, r: Ranking, s: Spec) -> pl.Expr:
-    out = measure.fn(_view(measure, r, s))
+def _call(measure: CustomMeasure, r: Ranking, s: Spec, *, wrap: bool = True) -> pl.Expr:
+    """The user's expression for request `s`; an exception of the function becomes a one-line
+    `MeasureError` naming the measure (`wrap`; the original is chained)."""
+    if wrap:
+        try:
+            out = measure.fn(_view(measure, r, s))
+        except MeasureError:
+            raise
+        except Exception as err:
+            first = (str(err).strip().splitlines() or [""])[0]
+            msg = f"measure {measure.name}: its function raised {type(err).__name__}: {first}"
+            raise MeasureError(msg) from err
+    else:
+        out = measure.fn(_view(measure, r, s))
     if not isinstance(out, pl.Expr):
         msg = (
             f"measure {measure.name}: its function returned {type(out).__name__}, not a Polars "
@@ -348,8 +363,53 @@ def _probe(measure: CustomMeasure) -> None:
     A function that raises on the probe is not refused here: its request raises when used."""
     spec = Spec(measure.definition(), 10 if measure.cutoff == "required" else None)
     try:
-        _call(measure, Ranking("rows"), spec)
+        _call(measure, Ranking("rows"), spec, wrap=False)
     except MeasureError:
         raise
     except Exception:  # the request that uses it will say what is wrong
         return
+
+
+_MISSING_COLUMN = re.compile(r'unable to find column "([^"]*)"')
+
+
+def check_outputs(
+    ranked: pl.LazyFrame, group: list[str], specs: Iterable[Spec], r: Ranking
+) -> None:
+    """Refuse, in one line naming the measure, a custom measure whose expression reads a column
+    the ranked rows do not have, or does not give one number per query (a String, a List of
+    unreduced rows ...): Polars would say it at collection, in many lines of its plan, or
+    (an unreduced List) not at all. Only the schema is resolved: nothing is computed."""
+    for s in specs:
+        if s.definition.custom is None:
+            continue
+        name = s.definition.custom.name
+        expr = s.definition.build(r, s)  # the user's expression, before build()'s cast
+        try:
+            dtype = ranked.group_by(group).agg(expr.alias("__value")).collect_schema()["__value"]
+        except pl.exceptions.ColumnNotFoundError as err:
+            found = _MISSING_COLUMN.search(str(err))
+            column = repr(found.group(1)) if found else str(err).splitlines()[0]
+            msg = (
+                f"measure {name}: its expression reads a column the ranked rows do not have: "
+                f"{column} (read a query's rows through the RankedQuery: q.label, q.rank, "
+                "q.gain, q.relevant ...)"
+            )
+            raise MeasureError(msg) from err
+        except pl.exceptions.PolarsError as err:
+            first = (str(err).strip().splitlines() or [""])[0]
+            msg = f"measure {name}: its expression does not resolve: {first}"
+            raise MeasureError(msg) from err
+        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
+            msg = (
+                f"measure {name}: its expression gives {dtype}, not a number per query (reduce "
+                "the query's rows to one numeric value: .sum(), .max(), .first() ...)"
+            )
+            raise MeasureError(msg)
+        if s.definition.summary == "sum" and not (dtype.is_integer() or dtype == pl.Boolean):
+            # the Int64 column of a count would truncate 2.76 to 2, silently
+            msg = (
+                f"measure {name}: summary='sum' makes it an Int64 count, but its expression "
+                f"gives {dtype}: return an integer count, or define it with summary='mean'"
+            )
+            raise MeasureError(msg)

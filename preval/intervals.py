@@ -19,13 +19,14 @@ numpy.random.default_rng([seed, s, k])``, and each resample of a stream, in turn
 query positions (the set's queries in ascending order of their id) with replacement, ``idx =
 rng.integers(0, n, size=n)``. Every column on that set takes the mean over those queries,
 ``(c @ sums) / (c @ counts)`` with ``c = numpy.bincount(idx, minlength=n)``. One matrix
-product per block of resamples serves every system and measure at once, and the intervals of
+product per stream of resamples serves every system and measure at once, and the intervals of
 two systems on the same queries are paired: they come from the same resampled query sets.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -41,7 +42,7 @@ BLOCK_BYTES = 64 * 2**20
 # resamples drawn from one generator (`bootstrap_means`): the unit of work of a thread
 STREAM = 16
 # numpy's draws release the GIL: the streams of a block are drawn on every core, then one
-# matrix product (on BLAS's own threads, never two at once) takes the block
+# matrix product per stream (on BLAS's own threads, never two at once) takes them
 THREADS = min(4, os.cpu_count() or 1)
 
 
@@ -81,7 +82,7 @@ def bootstrap_means(
     Resample b draws n query positions uniformly with replacement and counts how often each
     query was drawn, ``c_b = bincount(idx, minlength=n)``; the mean of column j is
     ``(c_b @ sums[:, j]) / (c_b @ counts[:, j])`` (``counts`` None: every query has one
-    value, the mean is ``c_b @ sums[:, j] / n``). The counts of a block of resamples form a
+    value, the mean is ``c_b @ sums[:, j] / n``). The counts of a stream of resamples form a
     matrix C, and C @ sums is one float64 matrix product for every column: the work is one
     draw and one count per (resample, query), and one multiply-add per (resample, query,
     column), with no gathering of values by index.
@@ -123,7 +124,13 @@ def bootstrap_means(
                 list(pool.map(stream, ks, offsets))
             start, stop = k0 * STREAM, min(resamples, (k0 + len(ks)) * STREAM)
             block = c[: stop - start]
-            totals = block @ sums
+            # one product per stream: BLAS adds in an order that depends on the product's
+            # shape, so one product per block made the last bits of a mean (and so BCa's count
+            # of means below the observed one) depend on BLOCK_BYTES; a stream's shape does
+            # not depend on the blocks. (counts are small integers: exact in any order)
+            totals = np.concatenate(
+                [block[i : i + STREAM] @ sums for i in range(0, stop - start, STREAM)]
+            )
             if counts is None:
                 out[start:stop] = totals / n
             else:
@@ -165,7 +172,9 @@ def acceleration(sums: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
         total, k = sums.sum(axis=0), counts.sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             leave_one_out = (total - sums) / (k - counts)
-        d = np.nanmean(leave_one_out, axis=0) - leave_one_out
+        with warnings.catch_warnings():  # a column of one query leaves no value: NaN, no warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            d = np.nanmean(leave_one_out, axis=0) - leave_one_out
         d = np.where(np.isnan(d), 0.0, d)  # a query whose removal leaves no value
         num, den = (d**3).sum(axis=0), (d**2).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -353,7 +353,9 @@ def discriminative_power(
     ``preval.compare(per_query, test=test, correction="none", ...)`` gives. The
     discriminative power of a measure is the share of the n(n - 1)/2 pairs with p < alpha;
     the ASL curve plots the pairs' p-values sorted ascending against their rank (a curve
-    that stays low longer tells more pairs apart). Sakai used the paired bootstrap test;
+    that stays low longer tells more pairs apart). Sakai used a studentized paired bootstrap
+    test (the resampled t statistic of the centred differences); ``test="bootstrap"`` is the
+    shift method on the mean, not studentized, whose p-values differ (docs/how-sure.md);
     ``test="randomization"`` (the default) is Fisher's sign-flip test, whose resamples are
     shared by every pair and measure.
 

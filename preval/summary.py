@@ -70,7 +70,9 @@ def summarize(
     Confidence intervals (``ci=0.95``): each rate gets two more columns after its own,
     ``<measure>_ci_low`` and ``<measure>_ci_high`` (select them with
     ``cs.ends_with("_ci_low", "_ci_high")``), the bounds of its mean per by-group
-    (`preval.intervals`): ``ci_method="t"``, Student's t (mean ± t · sd / √n);
+    (`preval.intervals`): ``ci_method="t"``, Student's t (mean ± t · sd / √n over the n
+    queries; a group with several values of a query, an overall row over systems, takes a
+    mean over clusters' standard error, docs/how-sure.md);
     ``"percentile"`` and ``"bca"``, the bootstrap over queries with `resamples` resamples
     seeded by `seed` (the exact scheme: `preval.intervals`). The groups that have the same
     queries (the systems of one evaluation) share their resamples: every system and measure
@@ -80,9 +82,9 @@ def summarize(
     Counts are sums over a fixed set of queries and get no interval; ``GMAP``'s is that of the
     mean of log(max(AP, 1e-5)), exponentiated. Values are taken as the mean takes them: nulls
     are left out (a resample's mean is over its non-null values), a NaN makes the bounds NaN.
-    A group with fewer than 2 non-null values has null bounds (no interval is defined); equal
-    values give a zero-width interval. The plan stays lazy: with a bootstrap the per-query
-    values are collected when the plan runs, never when it is built.
+    A group with fewer than 2 queries with a non-null value has null bounds (no interval is
+    defined); equal values give a zero-width interval. The plan stays lazy: with a bootstrap
+    the per-query values are collected when the plan runs, never when it is built.
 
     Returns
     -------
@@ -148,19 +150,46 @@ def summarize(
             order += [name, *([name + CI_LOW, name + CI_HIGH] if name in rates else [])]
     values = {n: _interval_values(n, s) for n, s in rates.items()}
     if intervals.ci_method == "t":
-        hidden = {}
+        hidden, cells, moments = {}, [], []
         for i, (name, value) in enumerate(values.items()):
             hidden[name] = [f"__preval_{stat}{i}" for stat in ("mean", "sd", "n", "equal")]
             # equal values: a zero-width interval at the value itself
             equal = pl.when((value.max() == value.min()) & ~value.is_nan().any())
             equal = equal.then(value.min())
-            aggs += [
-                value.mean().alias(hidden[name][0]),
-                value.std().alias(hidden[name][1]),
-                value.count().alias(hidden[name][2]),
-                equal.alias(hidden[name][3]),
+            aggs.append(equal.alias(hidden[name][3]))
+            if query not in schema:  # every row its own query: independent values
+                aggs += [
+                    value.mean().alias(hidden[name][0]),
+                    value.std().alias(hidden[name][1]),
+                    value.count().alias(hidden[name][2]),
+                ]
+                continue
+            # The query is the unit sampled, as the bootstrap resamples queries: a group that
+            # pools several values per query (an overall row over systems) is a cluster
+            # sample, whose mean S/K (the mean of the values) has the ratio estimator's
+            # standard error sqrt(n/(n-1) Σ (s_i - (S/K) k_i)²) / K over the n queries with
+            # a value (s_i, k_i: a query's sum and count; Cochran 1977, Sampling Techniques,
+            # 6.9), t with n - 1 degrees of freedom. One value per query: sd / √n exactly.
+            s, k = f"__preval_s{i}", f"__preval_k{i}"
+            cells += [value.sum().alias(s), value.count().alias(k)]
+            total, count = pl.col(s).sum(), pl.col(k).sum()
+            n = (pl.col(k) > 0).sum()
+            spread = ((pl.col(s) - total / count * pl.col(k)) ** 2).sum()
+            moments += [
+                (total / count).alias(hidden[name][0]),
+                # the sd whose sd / √n is that standard error
+                ((spread / (n - 1)).sqrt() * n / count).alias(hidden[name][1]),
+                n.cast(pl.Int64).alias(hidden[name][2]),
             ]
-        out = lf.select(aggs) if not keys else lf.group_by(keys).agg(aggs).sort(keys)
+        out = lf.select(aggs) if not keys else lf.group_by(keys).agg(aggs)
+        if cells:
+            clusters = lf.group_by([*keys, query]).agg(cells)
+            if keys:
+                stats = clusters.group_by(keys).agg(moments)
+                out = out.join(stats, on=keys, how="left", nulls_equal=True)
+            else:
+                out = out.join(clusters.select(moments), how="cross")
+        out = out.sort(keys) if keys else out
         schema = {**out.collect_schema(), **_bounds_schema(rates)}
         schema = {c: schema[c] for c in order}
         fn = partial(_t_bounds, hidden=hidden, rates=rates, level=intervals.ci, order=order)
@@ -253,13 +282,12 @@ def _bootstrap_bounds(
         *[pl.col(n).sum().alias(f"s{j}") for j, n in enumerate(names)],
         *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
     )
-    # per group and measure: values, and whether all are equal (a zero-width interval); every
-    # group a row (the one row of an empty input without keys too)
+    # per group and measure: the queries with a value, and whether all values are equal (a
+    # zero-width interval); every group a row (the one row of an empty input without keys too)
     spread = (
         groups.select(g)
         .join(
             coded.group_by(g).agg(
-                *[pl.col(n).count().alias(f"k{j}") for j, n in enumerate(names)],
                 *[
                     ((pl.col(n).max() == pl.col(n).min()) & ~pl.col(n).is_nan().any()).alias(
                         f"e{j}"
@@ -267,6 +295,12 @@ def _bootstrap_bounds(
                     for j, n in enumerate(names)
                 ],
                 *[pl.col(n).min().alias(f"m{j}") for j, n in enumerate(names)],
+                # the queries with a value: the units resampled (one query, however many
+                # values it pools, has no bootstrap distribution)
+                *[
+                    pl.col(query).filter(pl.col(n).is_not_null()).n_unique().alias(f"u{j}")
+                    for j, n in enumerate(names)
+                ],
             ),
             on=g,
             how="left",
@@ -313,8 +347,8 @@ def _bootstrap_bounds(
         mean = spread[f"m{j}"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
         lo = np.where(equal, mean, low[:, j])  # exactly the value, not its sum's rounding
         hi = np.where(equal, mean, high[:, j])
-        n_values = spread[f"k{j}"].fill_null(0).to_list()
-        columns += _bounds_columns(lo, hi, n_values, name, rates[name])
+        n_queries = spread[f"u{j}"].fill_null(0).to_list()
+        columns += _bounds_columns(lo, hi, n_queries, name, rates[name])
     return pl.DataFrame(columns)
 
 
