@@ -654,5 +654,23 @@ class Ranking:
         """E[tp(k)]: by linearity, the sum of `expected_rel` over the top k ranks."""
         return self.top(self.expected_rel(level), k).sum()
 
+    def first_hit_chance(self, level: float) -> pl.Expr:
+        """Per rank, the chance over the orders of tied documents that the first relevant
+        document is there (0 where it cannot be).
+
+        The first relevant document lies in the first tie group holding one (t = 0 relevant
+        above it, g > 0). It is at the group's i-th place with chance
+        Π_{j < i} (m − g − j + 1)/(m − j + 1) · g/(m − i + 1): i − 1 non-relevant places, then a
+        relevant one. The running product runs over the query's rows: groups above hold no
+        relevant document, so their factors are 1.
+        """
+        before, size, inside, offset = self.tie_groups(self.rel(level))
+        left = size - offset + 1.0  # the group's places from this one on
+        factor = pl.when(self.retrieved).then((left - inside) / left)
+        prefix = factor.fill_null(1.0).cum_prod().shift(1, fill_value=1.0)
+        chance = prefix * inside / left
+        first_group = self.retrieved & (before == 0) & (inside > 0)
+        return pl.when(first_group).then(chance).otherwise(0.0)
+
     safe_div = staticmethod(_safe_div)
     divide = staticmethod(divide)

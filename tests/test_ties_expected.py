@@ -26,7 +26,7 @@ from tests.test_properties import joined
 MEASURES = [
     "P@1", "P@3", "P(rel=2)@2", "R@2", "R(norm=min)@3", "RR", "RR@2", "RR(rel=2)",
     "AP", "AP@3", "AP(norm=min)@2", "AP(rel=2)", "nDCG", "nDCG@3", "nDCG(dcg=exp-log2)@2",
-    "DCG@2", "Hits@3", "NumRelRet", "SetP",
+    "DCG@2", "Hits@3", "NumRelRet", "SetP", "Success@1", "Success@3", "Success(rel=2)@2",
 ]  # fmt: skip
 
 
@@ -97,6 +97,9 @@ def test_a_hand_case() -> None:
     places = [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
     ap = sum((1 / i + 2 / j) / 2 for i, j in places) / len(places)
     assert got["AP"] == pytest.approx(ap)
+    # E[Success@2]: 1 - P(both top places non-relevant) = 1 - (2/4)(1/3) = 5/6
+    got = expected(run_rows, qrels, ["Success@2"])["q"]
+    assert got["Success@2"] == pytest.approx(5 / 6)
 
 
 def test_ndcg_matches_scikit_learn_ignore_ties_false() -> None:

@@ -132,20 +132,9 @@ def reciprocal_rank(r: Ranking, s: Spec) -> pl.Expr:
 
 
 def _expected_rr(r: Ranking, level: float, k: int | None) -> pl.Expr:
-    """E[1/rank of the first relevant] (within K) over the orders of tied documents.
-
-    The first relevant document lies in the first tie group holding one (t = 0 relevant
-    above it, g > 0). It is at the group's i-th place with chance
-    Π_{j < i} (m − g − j + 1)/(m − j + 1) · g/(m − i + 1): i − 1 non-relevant places, then a
-    relevant one. The running product runs over the query's rows: groups above hold no
-    relevant document, so their factors are 1.
-    """
-    before, size, inside, offset = r.tie_groups(r.rel(level))
-    factor = pl.when(r.retrieved).then((size - inside - offset + 1.0) / (size - offset + 1.0))
-    prefix = factor.fill_null(1.0).cum_prod().shift(1, fill_value=1.0)
-    chance = prefix * inside / (size - offset + 1.0)
-    first_group = r.retrieved & (before == 0) & (inside > 0)
-    return r.top(pl.when(first_group).then(chance / r.rank).otherwise(0.0), k).sum()
+    """E[1/rank of the first relevant] (within K) over the orders of tied documents: the sum
+    over ranks i of P(the first relevant document is at i) / i (`Ranking.first_hit_chance`)."""
+    return r.top(r.first_hit_chance(level) / r.rank, k).sum()
 
 
 @measure(

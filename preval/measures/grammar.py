@@ -18,7 +18,7 @@ from .registry import _ALIASES, _PRESETS, CATALOGUE, Definition, Spec
 # measures with a closed form of their expected value over the orders of tied documents
 # (ties="expected"); count measures that do not read the order are exact anyway
 EXPECTED_FORMS = frozenset(
-    {"AP", "P", "R", "RR", "nDCG", "DCG", "Hits", "TieAtCutoff", "NumRet", "NumRel",
+    {"AP", "P", "R", "RR", "Success", "nDCG", "DCG", "Hits", "TieAtCutoff", "NumRet", "NumRel",
      "NumRelRet", "NumQ", "SetP", "SetR", "SetF", "SetRelP", "SetAP", "Utility",
      "NumNonrelJudgedRet"}
 )  # fmt: skip

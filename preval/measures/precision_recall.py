@@ -108,9 +108,15 @@ def r_precision(r: Ranking, s: Spec) -> pl.Expr:
 def success(r: Ranking, s: Spec) -> pl.Expr:
     """Success at K: 1 if a relevant document is in the top K, else 0 (trec_eval success_K).
 
-    Also ranx ``hit_rate@k``. 0 when R = 0 or nothing is retrieved.
+    Also ranx ``hit_rate@k``. 0 when R = 0 or nothing is retrieved. Under
+    ``ties="expected"``: the chance, over the orders of tied documents, that the first
+    relevant document is within K, Σ_{i ≤ K} P(first relevant at rank i) (the hypergeometric
+    chance that a tie group straddling K puts a relevant document above it).
     """
-    return (r.hits(s.level(r.default_level), s.cutoff) > 0).cast(pl.Float64)
+    level = s.level(r.default_level)
+    if r.expected:
+        return r.top(r.first_hit_chance(level), s.cutoff).sum()
+    return (r.hits(level, s.cutoff) > 0).cast(pl.Float64)
 
 
 @measure(
