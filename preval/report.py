@@ -7,15 +7,13 @@ import contextlib
 import errno
 import os
 import shutil
-import signal
 import stat
 import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
+from . import _signals
 from .errors import InputError
 from .io import file_size_limit
 from .measures import measure_columns
@@ -332,7 +330,7 @@ def write(data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
 
 
 # the outputs put in place by this process's command so far: a signal held back while they
-# were renamed (`_signals_held`) ends the command after them, which its message then says
+# were renamed (`_signals.held`) ends the command after them, which its message then says
 WRITTEN: list[Path] = []
 
 
@@ -358,7 +356,7 @@ class Outputs:
         # between two renames, or while the temporary files are removed, is delivered (and
         # raised) once all of them are renamed or gone
         try:
-            with _signals_held():
+            with _signals.held():
                 try:
                     if kind is None:
                         for tmp, path in self._staged:
@@ -437,30 +435,6 @@ class Outputs:
                 reason, hint = f"it would be larger than {limited}", "raise the limit"
             msg = f"cannot write {path}: {reason} (nothing was written; {hint})"
             raise InputError(msg) from exc
-
-
-# the signals that end the command (`preval.cli`): held back while outputs are put in place
-_ENDING = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold back Ctrl-C, SIGTERM and SIGHUP in the block; they are raised again, in order, when
-    it ends. (Main thread only, where Python runs its handlers. A signal mask would not do:
-    the kernel gives a process's signal to any thread that does not block it, one of Polars'
-    say, and Python then runs the handler in the main thread all the same.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-    before = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in _ENDING}
-    try:
-        yield
-    finally:
-        for s, handler in before.items():
-            signal.signal(s, handler)
-        for s in dict.fromkeys(held):
-            signal.raise_signal(s)
 
 
 def _keep_mode(tmp: str, target: Path) -> None:

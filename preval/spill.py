@@ -11,6 +11,8 @@ import time
 import weakref
 from pathlib import Path
 
+from . import _signals
+
 try:
     import fcntl
 except ImportError:  # (Windows) the pid alone tells
@@ -83,7 +85,7 @@ def remove_stale(parent: Path) -> list[Path]:
         except OSError:
             continue
         if _abandoned(Path(entry.path), int(match.group(1))):
-            shutil.rmtree(entry.path, ignore_errors=True)
+            remove_tree(entry.path)
             removed.append(Path(entry.path))
     return removed
 
@@ -98,7 +100,22 @@ def _hold(path: Path) -> int:
 def _remove(path: Path, lock: list[int]) -> None:
     for fd in lock:
         os.close(fd)
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path)
+
+
+def remove_tree(path: str | Path) -> None:
+    """Remove the directory `path` and everything in it, as ``shutil.rmtree(path,
+    ignore_errors=True)``, with the ending signals held back until it is done (`_signals.held`).
+
+    Python 3.11's rmtree closes each directory's descriptor and then sets a flag that its
+    ``finally`` reads to close it if that did not happen: an exception raised by a signal's
+    handler between the two (Ctrl-C, the CLI's SIGTERM and SIGHUP) closes it a second time,
+    whose ``[Errno 9] Bad file descriptor`` then replaces the interruption (the command said
+    that, not "terminated"), and which may close a file another thread (Polars) has just opened
+    under the same number.
+    """
+    with _signals.held():
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _abandoned(path: Path, pid: int) -> bool:

@@ -117,7 +117,7 @@ def test_a_signal_as_the_handlers_are_swapped_leaves_no_temporary_file(
         raise KeyboardInterrupt
         yield  # (a generator: the context manager's shape)
 
-    monkeypatch.setattr(report, "_signals_held", interrupted_on_entry)
+    monkeypatch.setattr(report._signals, "held", interrupted_on_entry)
     with pytest.raises(KeyboardInterrupt), report.Outputs() as files:
         files.write(pl.DataFrame({"a": [1, 2]}), tmp_path / "x.csv")
         files.write(pl.DataFrame({"a": [1, 2]}).lazy(), tmp_path / "y.parquet")

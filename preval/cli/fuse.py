@@ -14,6 +14,7 @@ from .. import report
 from ..errors import PrevalError
 from ..fusion.core import TIES
 from ..options import DUPLICATES, INPUT_FORMATS
+from ..spill import remove_tree
 from . import common, fuse_tune
 
 EXAMPLES = """\
@@ -239,4 +240,4 @@ def _to_stdout(fuse_to: Callable[[str], int], tmp_dir: str | None) -> int:
                 raise common.unwritable_stdout(exc) from exc
         return rows
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
