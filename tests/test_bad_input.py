@@ -187,6 +187,37 @@ def test_an_empty_last_field_is_not_a_cut(capsys, tmp_path: Path) -> None:
     assert "1 retrieved row unjudged" in err
 
 
+# A run with a label column beside qrels: its labels were dropped for the qrels', silently (a
+# joined table given the qrels too, or an old label column left in a run, gave the other's AP)
+LABELS_TWICE = ("column 'label' holds labels, and the qrels give them too", "drop the column",
+                "leave out the qrels")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["evaluate", "-m", "AP"], ["evaluate", "-m", "nDCGRel"], ["compare", "-m", "AP"],
+     ["evaluate", "-m", "AP", "--engine", "partitioned"]],
+)  # fmt: skip
+def test_a_label_column_beside_qrels_is_refused(capsys, tmp_path: Path, command) -> None:
+    data, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    data.write_text("system,query,doc,score,label\na,q1,d1,0.9,0\na,q1,d2,0.8,1\n"
+                    "b,q1,d2,0.9,1\nb,q2,d3,0.5,1\n")  # fmt: skip
+    qrels.write_text("query,doc,label\nq1,d1,1\nq1,d2,0\nq2,d3,1\n")
+    out = tmp_path / "pq.csv"
+    argv = [command[0], data, *command[1:], "--by", "system", "--qrels", qrels]
+    if command[0] == "evaluate":
+        argv += ["--per-query", out]
+    rc, err = run(capsys, *argv)
+    one_line_error(rc, err, f"preval: error: input {data}: ", *LABELS_TWICE)
+    assert not out.exists()
+    with pytest.raises(preval.InputError, match="holds labels, and the qrels give them too"):
+        preval.evaluate(pl.read_csv(data), ["AP"], qrels=qrels, by="system")
+    # as told: either source alone evaluates
+    without = pl.read_csv(data).drop("label")
+    assert preval.evaluate(without, ["AP"], qrels=qrels, by="system").collect().height == 4
+    assert preval.evaluate(data, ["AP"], by="system").collect().height == 3
+
+
 @pytest.mark.parametrize("where", ["joined", "qrels"])
 @pytest.mark.parametrize("value", ["inf", "-inf"])
 def test_infinite_labels_are_an_error(capsys, tmp_path: Path, where: str, value: str) -> None:
