@@ -17,6 +17,7 @@ from . import _signals
 from .errors import InputError
 from .io import file_size_limit
 from .measures import measure_columns
+from .spill import temp_dir
 
 FORMATS = ("table", "csv", "json")  # printed on stdout; Parquet goes to --summary x.parquet
 _SUFFIXES = {
@@ -400,7 +401,7 @@ class Outputs:
         through (the writers open the name again, ours by then)."""
         path = Path(path)
         if is_stream(path):
-            handle, tmp = tempfile.mkstemp(prefix="preval-", suffix=".tmp")
+            handle, tmp = tempfile.mkstemp(prefix="preval-", suffix=".tmp", dir=temp_dir())
             os.close(handle)
             self._streamed.append((tmp, path))
             return tmp

@@ -40,7 +40,7 @@ class SpillDirectory:
     """
 
     def __init__(self, prefix: str = "preval-", dir: str | Path | None = None) -> None:
-        parent = Path(tempfile.gettempdir() if dir is None else dir)
+        parent = Path(temp_dir() if dir is None else dir)
         remove_stale(parent)
         while True:
             path = parent / f"{prefix}{os.getpid()}-{os.urandom(4).hex()}"
@@ -62,6 +62,20 @@ class SpillDirectory:
     def cleanup(self) -> None:
         """Remove the directory and everything in it (once; later calls do nothing)."""
         self._finalizer()
+
+
+def temp_dir() -> str:
+    """The system's temporary directory (``TMPDIR``, ...: `tempfile.gettempdir`), found with the
+    ending signals held back (`_signals.held`).
+
+    The first call in a process tries each candidate by making a file of a random name in it
+    (``8ta2jvc9``), writing it and removing it; an exception raised by a signal's handler as
+    the file is made, before the ``try`` that removes it (Ctrl-C, the CLI's SIGTERM and
+    SIGHUP), left it behind in the user's temporary directory. Later calls return the cached
+    answer.
+    """
+    with _signals.held():
+        return tempfile.gettempdir()
 
 
 def remove_stale(parent: Path) -> list[Path]:

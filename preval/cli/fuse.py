@@ -14,7 +14,7 @@ from .. import report
 from ..errors import PrevalError
 from ..fusion.core import TIES
 from ..options import DUPLICATES, INPUT_FORMATS
-from ..spill import remove_tree
+from ..spill import remove_tree, temp_dir
 from . import common, fuse_tune
 
 EXAMPLES = """\
@@ -225,7 +225,7 @@ def _to_stdout(fuse_to: Callable[[str], int], tmp_dir: str | None) -> int:
     if tmp_dir is not None and not Path(tmp_dir).is_dir():
         msg = f"--tmp-dir {tmp_dir}: no such directory"
         raise PrevalError(msg)
-    folder = tempfile.mkdtemp(prefix="preval-fuse-", dir=tmp_dir)
+    folder = tempfile.mkdtemp(prefix="preval-fuse-", dir=tmp_dir or temp_dir())
     try:
         path = str(Path(folder) / "fused.run")
         rows = fuse_to(path)
