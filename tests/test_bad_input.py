@@ -488,6 +488,20 @@ def test_the_python_api_names_a_malformed_qrels_csv(tmp_path: Path) -> None:
         preval.collect(plan)
 
 
+def test_a_word_in_the_qrels_label_column_names_the_qrels(capsys, tmp_path: Path) -> None:
+    # Polars' parse error names no file: the first CSV given (the run) was blamed, with no line
+    run_ = tmp_path / "run.csv"
+    run_.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\nq2,d3,0.5\n")
+    qrels = tmp_path / "qrels.csv"
+    qrels.write_text("query,doc,label\nq1,d1,1\nq1,d2,0\nq2,d3,x\n")
+    rc, err = run(capsys, "evaluate", run_, "--qrels", qrels, "-m", "AP")
+    one_line_error(rc, err, f"{qrels}, line 4: column 'label' holds 'x'")
+    assert "run.csv" not in err
+    plan = preval.plan(run_, ["AP"], qrels=qrels)
+    with pytest.raises(preval.InputError, match=r"qrels\.csv, line 4: column 'label' holds 'x'"):
+        preval.collect(plan)
+
+
 def test_a_directory_given_as_input_is_refused(capsys, tmp_path: Path) -> None:
     (tmp_path / "x.parquet").mkdir()
     out = tmp_path / "pq.csv"
