@@ -8,7 +8,6 @@ import errno
 import os
 import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -401,9 +400,11 @@ class Outputs:
         through (the writers open the name again, ours by then)."""
         path = Path(path)
         if is_stream(path):
-            handle, tmp = tempfile.mkstemp(prefix="preval-", suffix=".tmp", dir=temp_dir())
-            os.close(handle)
+            # named and listed before it is made, as beside a file (mkstemp made it first: a
+            # signal raised as mkstemp returned left it in the temporary directory)
+            tmp = str(Path(temp_dir()) / f"preval-{os.urandom(8).hex()}.tmp")
             self._streamed.append((tmp, path))
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             return tmp
         tmp = hidden_beside(placed(path), ".tmp")
         self._staged.append((tmp, path))
