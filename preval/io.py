@@ -525,6 +525,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
     """
     text = str(exc)
     low = text.lower()
+    unplaced: InputError | None = None  # a word no file was found to hold (`_first_line_holding`)
     for source in sources:
         if source is None or not isinstance(source, (str, Path)):
             continue
@@ -572,7 +573,12 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
                 f"number (rule: {column} values are numbers, {dtype} as the first rows read; "
                 "leave the field empty for a missing value)"
             )
-            return InputError(msg)
+            if lineno is not None:
+                return InputError(msg)
+            # Polars does not say which file: the run's name was given for a word in the qrels
+            # label column; the file that holds the word is the one to name
+            unplaced = unplaced or InputError(msg)
+            continue
         if suffix in _CSV and "more fields" in text:
             found = _first_long_line(path, _CSV[suffix])
             if found is not None:
@@ -595,7 +601,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
                 "was written completely, or write it again"
             )
             return InputError(msg)
-    return None
+    return unplaced
 
 
 def _broken_gzip(path: Path) -> str | None:

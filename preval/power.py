@@ -187,15 +187,16 @@ def analysis(
         minus baseline), ``sd`` (of the differences, ddof 1; or the given `sd`),
         ``detectable`` (`detectable_difference` over ``queries``), ``power_observed``
         (`paired_t_power` at the observed difference) and, with `delta`, ``queries_needed``
-        (`queries_needed`; null when delta is 0). Sorted by measure, baseline, system. Lazy:
-        the pairs are a join of the table with itself, the noncentral t at the end, when the
-        plan runs.
+        (`queries_needed`; null when delta is 0). Sorted by measure (in the order of
+        `measures`, as `preval.compare`), baseline, system. Lazy: the pairs are a join of the
+        table with itself, the noncentral t at the end, when the plan runs.
     """
     _check(alpha, power)
     lf = io.scan(per_query, id_columns=(by, query), what="per-query table")
     schema = lf.collect_schema()
     require_keys(schema.names(), (by, query), per_query)
     names = measure_names(schema, measures)  # as compare takes them: every rate by default
+    names = list(dict.fromkeys(names))  # a measure asked twice, once (as evaluate)
     if sd is not None and not (sd >= 0):
         msg = f"sd must be a number >= 0, got {sd!r}"
         raise InputError(msg)
@@ -234,7 +235,8 @@ def analysis(
             diffs.list.mean().alias("delta_observed"),
             (diffs.list.std() if sd is None else pl.lit(float(sd))).alias("sd"),
         )
-        .sort("measure", "baseline", "system")
+        # the measures in the order asked, as evaluate and compare give them (not by name)
+        .sort(pl.col("measure").cast(pl.Enum(names)), "baseline", "system")
     )  # fmt: skip
     out_schema = {**table.collect_schema(), "detectable": pl.Float64, "power_observed": pl.Float64}
     if delta is not None:

@@ -7,18 +7,16 @@ import contextlib
 import errno
 import os
 import shutil
-import signal
 import stat
-import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
+from . import _signals
 from .errors import InputError
 from .io import file_size_limit
 from .measures import measure_columns
+from .spill import temp_dir
 
 FORMATS = ("table", "csv", "json")  # printed on stdout; Parquet goes to --summary x.parquet
 _SUFFIXES = {
@@ -332,7 +330,7 @@ def write(data: pl.DataFrame | pl.LazyFrame, path: str | Path) -> None:
 
 
 # the outputs put in place by this process's command so far: a signal held back while they
-# were renamed (`_signals_held`) ends the command after them, which its message then says
+# were renamed (`_signals.held`) ends the command after them, which its message then says
 WRITTEN: list[Path] = []
 
 
@@ -358,7 +356,7 @@ class Outputs:
         # between two renames, or while the temporary files are removed, is delivered (and
         # raised) once all of them are renamed or gone
         try:
-            with _signals_held():
+            with _signals.held():
                 try:
                     if kind is None:
                         for tmp, path in self._staged:
@@ -402,9 +400,11 @@ class Outputs:
         through (the writers open the name again, ours by then)."""
         path = Path(path)
         if is_stream(path):
-            handle, tmp = tempfile.mkstemp(prefix="preval-", suffix=".tmp")
-            os.close(handle)
+            # named and listed before it is made, as beside a file (mkstemp made it first: a
+            # signal raised as mkstemp returned left it in the temporary directory)
+            tmp = str(Path(temp_dir()) / f"preval-{os.urandom(8).hex()}.tmp")
             self._streamed.append((tmp, path))
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             return tmp
         tmp = hidden_beside(placed(path), ".tmp")
         self._staged.append((tmp, path))
@@ -437,30 +437,6 @@ class Outputs:
                 reason, hint = f"it would be larger than {limited}", "raise the limit"
             msg = f"cannot write {path}: {reason} (nothing was written; {hint})"
             raise InputError(msg) from exc
-
-
-# the signals that end the command (`preval.cli`): held back while outputs are put in place
-_ENDING = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold back Ctrl-C, SIGTERM and SIGHUP in the block; they are raised again, in order, when
-    it ends. (Main thread only, where Python runs its handlers. A signal mask would not do:
-    the kernel gives a process's signal to any thread that does not block it, one of Polars'
-    say, and Python then runs the handler in the main thread all the same.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-    before = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in _ENDING}
-    try:
-        yield
-    finally:
-        for s, handler in before.items():
-            signal.signal(s, handler)
-        for s in dict.fromkeys(held):
-            signal.raise_signal(s)
 
 
 def _keep_mode(tmp: str, target: Path) -> None:

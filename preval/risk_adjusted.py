@@ -74,9 +74,14 @@ def risk(
         One row per (system, measure, query), the baseline's own rows left out:
         ``system``, ``baseline``, ``measure``, the query column, ``value``,
         ``baseline_value``, ``delta``, ``risk`` (r_q), ``filled``; sorted by system,
-        measure and query. Polars expressions only; an error at collection if `baseline`
-        is not a system of the table.
+        measure (in the order of `measures`) and query. Polars expressions only; an error at
+        collection if `baseline` is not a system of the table.
     """
+    return _risk(per_query, baseline, measures, alpha, by, query, missing)[0]
+
+
+def _risk(per_query, baseline, measures, alpha, by, query, missing) -> tuple[pl.LazyFrame, list]:
+    """`risk`'s rows and the measures' names, in the order asked."""
     if not alpha >= 0:
         msg = f"risk alpha must be at least 0, got {alpha!r}"
         raise InputError(msg)
@@ -84,7 +89,7 @@ def risk(
     lf = io.scan(per_query, id_columns=(by, query), what="per-query table")
     schema = lf.collect_schema()
     require_keys(schema.names(), (by, query), per_query)
-    names = measure_names(schema, measures)
+    names = list(dict.fromkeys(measure_names(schema, measures)))  # (a measure asked twice)
     rows = (
         lf.filter(pl.col(by).is_not_null())
         .with_columns(pl.col(by).cast(pl.String))
@@ -93,9 +98,10 @@ def risk(
     systems = rows.select(pl.col(by).unique())
     parts = [_one_measure(rows, systems, name, baseline, alpha, by, query, missing)
              for name in names]  # fmt: skip
-    out = pl.concat(parts).sort("system", "measure", query)
+    # the measures in the order asked, as compare gives them (not by name)
+    out = pl.concat(parts).sort("system", pl.col("measure").cast(pl.Enum(names)), query)
     kept = out.collect_schema()
-    return out.map_batches(_baseline_found(baseline, by), schema=kept)
+    return out.map_batches(_baseline_found(baseline, by), schema=kept), names
 
 
 def _one_measure(rows, systems, name, baseline, alpha, by, query, missing) -> pl.LazyFrame:
@@ -193,11 +199,11 @@ def risk_summary(
     polars.LazyFrame
         One row per (system, measure): ``system``, ``baseline``, ``measure``, ``alpha``,
         ``queries``, ``wins``/``ties``/``losses`` (delta > 0, = 0, < 0), ``delta`` (the
-        mean difference), ``urisk``, ``se``, ``trisk``, ``p_value``; sorted by measure and
-        system. The p-value is computed when the frame is collected (the stats extra).
+        mean difference), ``urisk``, ``se``, ``trisk``, ``p_value``; sorted by measure (in
+        the order of `measures`) and system. The p-value is computed when the frame is
+        collected (the stats extra).
     """
-    rows = risk(per_query, baseline=baseline, measures=measures, alpha=alpha, by=by,
-                query=query, missing=missing)  # fmt: skip
+    rows, names = _risk(per_query, baseline, measures, alpha, by, query, missing)
     n = pl.len()
     se = pl.col("risk").std(ddof=1) / n.sqrt()
     summary = (
@@ -227,7 +233,7 @@ def risk_summary(
             .then(pl.col("urisk") / pl.col("se"))
             .alias("trisk"),
         )
-        .sort("measure", "system")
+        .sort(pl.col("measure").cast(pl.Enum(names)), "system")
     )
     schema = {k: v for k, v in SUMMARY.items() if k != "p_value"}
     summary = summary.select(list(schema)).cast(schema)

@@ -410,10 +410,16 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
     low, high) triples)."""
     n, k = x.shape[1], len(pairs)
     stats = _paired_stats(x, cols, base)
-    delta, sd = stats["mean"], stats["sd"]
+    sd = stats["sd"]
     # summed one by one in query order, as `preval.summarize` sums (numpy's mean is pairwise):
     # where a system has every query, its mean here is the summary's to the last digit
     means = np.cumsum(x, axis=1)[:, -1] / n if n else np.full(x.shape[0], np.nan)
+    # delta is the difference of the two means the row shows (so of the summary's, to the last
+    # digit where they are the summary's), not the mean of the differences, which rounds
+    # otherwise (0.1878183317672108 for 0.48198114554014365 - 0.29416281377293296 =
+    # 0.1878183317672107); the t statistic keeps the mean of the differences, as scipy's
+    # ttest_rel: the two differ in the last bits only
+    delta = means[cols] - means[base]
     absent = ~present
     if absent.any():
         filled = [
@@ -434,7 +440,7 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
         if n > 1:
             # scipy's ttest_rel: t = mean / sqrt(var / n), two-sided p = 2 stdtr(n - 1, -|t|)
             with np.errstate(divide="ignore", invalid="ignore"):
-                t = delta / np.sqrt(sd**2 / n)
+                t = stats["mean"] / np.sqrt(sd**2 / n)
             p = _nulls(2 * special.stdtr(n - 1, -np.abs(t)))
     elif test == "wilcoxon":
         p = [_wilcoxon(x[c] - x[b]) for c, b in zip(cols, base, strict=True)]

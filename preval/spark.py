@@ -112,9 +112,8 @@ def evaluate(
     by_cols = list(columns.by)
     measures = [measures] if isinstance(measures, str) else list(measures)
     counts = [c for c in (semantics.num_positives, semantics.num_negatives) if isinstance(c, str)]
-    run_cols = _present(
-        sdf, [*by_cols, query, doc, score, *counts, label if qrels is None else None]
-    )
+    # (a label column beside qrels is kept: the probe below refuses it, as the local engine)
+    run_cols = _present(sdf, [*by_cols, query, doc, score, *counts, label])
     # Inside Spark the columns go by plain internal names (pyspark's cogroup looks columns up
     # by name, and a dot in a name reads as a struct field); the kernel gives the user's back.
     qrels_cols = [] if qrels is None else _present(qrels, [*by_cols, query, doc, label])

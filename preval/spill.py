@@ -11,6 +11,8 @@ import time
 import weakref
 from pathlib import Path
 
+from . import _signals
+
 try:
     import fcntl
 except ImportError:  # (Windows) the pid alone tells
@@ -38,7 +40,7 @@ class SpillDirectory:
     """
 
     def __init__(self, prefix: str = "preval-", dir: str | Path | None = None) -> None:
-        parent = Path(tempfile.gettempdir() if dir is None else dir)
+        parent = Path(temp_dir() if dir is None else dir)
         remove_stale(parent)
         while True:
             path = parent / f"{prefix}{os.getpid()}-{os.urandom(4).hex()}"
@@ -62,6 +64,20 @@ class SpillDirectory:
         self._finalizer()
 
 
+def temp_dir() -> str:
+    """The system's temporary directory (``TMPDIR``, ...: `tempfile.gettempdir`), found with the
+    ending signals held back (`_signals.held`).
+
+    The first call in a process tries each candidate by making a file of a random name in it
+    (``8ta2jvc9``), writing it and removing it; an exception raised by a signal's handler as
+    the file is made, before the ``try`` that removes it (Ctrl-C, the CLI's SIGTERM and
+    SIGHUP), left it behind in the user's temporary directory. Later calls return the cached
+    answer.
+    """
+    with _signals.held():
+        return tempfile.gettempdir()
+
+
 def remove_stale(parent: Path) -> list[Path]:
     """Remove the spill directories under `parent` whose process no longer runs; return them.
 
@@ -83,7 +99,7 @@ def remove_stale(parent: Path) -> list[Path]:
         except OSError:
             continue
         if _abandoned(Path(entry.path), int(match.group(1))):
-            shutil.rmtree(entry.path, ignore_errors=True)
+            remove_tree(entry.path)
             removed.append(Path(entry.path))
     return removed
 
@@ -98,7 +114,22 @@ def _hold(path: Path) -> int:
 def _remove(path: Path, lock: list[int]) -> None:
     for fd in lock:
         os.close(fd)
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path)
+
+
+def remove_tree(path: str | Path) -> None:
+    """Remove the directory `path` and everything in it, as ``shutil.rmtree(path,
+    ignore_errors=True)``, with the ending signals held back until it is done (`_signals.held`).
+
+    Python 3.11's rmtree closes each directory's descriptor and then sets a flag that its
+    ``finally`` reads to close it if that did not happen: an exception raised by a signal's
+    handler between the two (Ctrl-C, the CLI's SIGTERM and SIGHUP) closes it a second time,
+    whose ``[Errno 9] Bad file descriptor`` then replaces the interruption (the command said
+    that, not "terminated"), and which may close a file another thread (Polars) has just opened
+    under the same number.
+    """
+    with _signals.held():
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _abandoned(path: Path, pid: int) -> bool:

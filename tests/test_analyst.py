@@ -477,6 +477,22 @@ def test_compare_means_are_the_summary_means_to_the_last_digit() -> None:
         assert (row["mean"], row["baseline_mean"]) == (mean, base), row
 
 
+def test_compare_delta_is_the_difference_of_the_summary_means() -> None:
+    # delta was the mean of the per-query differences, which rounds otherwise: in a CSV row,
+    # delta 0.1878183317672108 beside mean 0.48198114554014365 and baseline_mean
+    # 0.29416281377293296, whose difference is 0.1878183317672107 (12 of 12 rows differed)
+    per_query = preval.evaluate(JOINED, ["AP", "nDCG@10", "P@10", "RR"], by="system").collect()
+    summary = preval.summarize(per_query).collect()
+    for test in ("t", "bootstrap"):
+        got = preval.compare(per_query, test=test, n_resamples=200)
+        for row in got.iter_rows(named=True):
+            mean = summary.filter(system=row["system"])[row["measure"]].item()
+            base = summary.filter(system=row["baseline"])[row["measure"]].item()
+            assert row["delta"] == mean - base == row["mean"] - row["baseline_mean"], row
+            if test == "t":  # the interval is centred on it
+                assert (row["ci_low"] + row["ci_high"]) / 2 == pytest.approx(row["delta"])
+
+
 def test_compare_is_the_same_table_for_any_row_order() -> None:
     # the queries were taken in the order of their first row: a shuffled per-query table gave
     # the same numbers only up to the order of summation (and other resampled query sets)

@@ -187,6 +187,37 @@ def test_an_empty_last_field_is_not_a_cut(capsys, tmp_path: Path) -> None:
     assert "1 retrieved row unjudged" in err
 
 
+# A run with a label column beside qrels: its labels were dropped for the qrels', silently (a
+# joined table given the qrels too, or an old label column left in a run, gave the other's AP)
+LABELS_TWICE = ("column 'label' holds labels, and the qrels give them too", "drop the column",
+                "leave out the qrels")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["evaluate", "-m", "AP"], ["evaluate", "-m", "nDCGRel"], ["compare", "-m", "AP"],
+     ["evaluate", "-m", "AP", "--engine", "partitioned"]],
+)  # fmt: skip
+def test_a_label_column_beside_qrels_is_refused(capsys, tmp_path: Path, command) -> None:
+    data, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    data.write_text("system,query,doc,score,label\na,q1,d1,0.9,0\na,q1,d2,0.8,1\n"
+                    "b,q1,d2,0.9,1\nb,q2,d3,0.5,1\n")  # fmt: skip
+    qrels.write_text("query,doc,label\nq1,d1,1\nq1,d2,0\nq2,d3,1\n")
+    out = tmp_path / "pq.csv"
+    argv = [command[0], data, *command[1:], "--by", "system", "--qrels", qrels]
+    if command[0] == "evaluate":
+        argv += ["--per-query", out]
+    rc, err = run(capsys, *argv)
+    one_line_error(rc, err, f"preval: error: input {data}: ", *LABELS_TWICE)
+    assert not out.exists()
+    with pytest.raises(preval.InputError, match="holds labels, and the qrels give them too"):
+        preval.evaluate(pl.read_csv(data), ["AP"], qrels=qrels, by="system")
+    # as told: either source alone evaluates
+    without = pl.read_csv(data).drop("label")
+    assert preval.evaluate(without, ["AP"], qrels=qrels, by="system").collect().height == 4
+    assert preval.evaluate(data, ["AP"], by="system").collect().height == 3
+
+
 @pytest.mark.parametrize("where", ["joined", "qrels"])
 @pytest.mark.parametrize("value", ["inf", "-inf"])
 def test_infinite_labels_are_an_error(capsys, tmp_path: Path, where: str, value: str) -> None:
@@ -287,6 +318,45 @@ def test_a_signal_the_moment_the_spill_directory_appears_leaves_nothing(
     plan = preval.plan(large_grouped, ["AP"])
     with pytest.raises(KeyboardInterrupt):
         preval.collect(plan, engine=engine, memory_limit=560_000_000, tmp_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _InterruptedAsMade:
+    """tempfile's `os`, whose first `open` is followed at once by Ctrl-C: the signal's handler
+    runs as the call returns, before the caller's ``try`` that would remove the file."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def open(self, *args, **kwargs) -> int:
+        fd = os.open(*args, **kwargs)
+        if not self.sent:
+            self.sent = True
+            signal.raise_signal(signal.SIGINT)
+        return fd
+
+
+def test_a_signal_as_the_temporary_directory_is_probed_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first tempfile.gettempdir() of a process (the spill directory's parent) makes a file
+    # of a random name in TMPDIR to see that it can write there, then removes it; a signal that
+    # landed as that file was made left it (the test above failed now and then on
+    # '[PosixPath('.../tmp/8ta2jvc9')] == []': it signals the moment anything appears there)
+    import tempfile
+
+    from preval.spill import SpillDirectory
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # (the first call of the process, again)
+    probe = _InterruptedAsMade()
+    monkeypatch.setattr(tempfile, "_os", probe)
+    with pytest.raises(KeyboardInterrupt):
+        SpillDirectory(prefix="preval-buckets-")
+    assert probe.sent
     assert list(tmp_path.iterdir()) == []
 
 
@@ -415,6 +485,20 @@ def test_the_python_api_names_a_malformed_qrels_csv(tmp_path: Path) -> None:
     qrels.write_bytes("query,doc,label\nq1,d1,1\nq1,d\xe92,0\n".encode("latin-1"))
     plan = preval.plan(run_, ["AP"], qrels=qrels)
     with pytest.raises(preval.InputError, match=r"qrels\.csv, line 3: not valid UTF-8"):
+        preval.collect(plan)
+
+
+def test_a_word_in_the_qrels_label_column_names_the_qrels(capsys, tmp_path: Path) -> None:
+    # Polars' parse error names no file: the first CSV given (the run) was blamed, with no line
+    run_ = tmp_path / "run.csv"
+    run_.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\nq2,d3,0.5\n")
+    qrels = tmp_path / "qrels.csv"
+    qrels.write_text("query,doc,label\nq1,d1,1\nq1,d2,0\nq2,d3,x\n")
+    rc, err = run(capsys, "evaluate", run_, "--qrels", qrels, "-m", "AP")
+    one_line_error(rc, err, f"{qrels}, line 4: column 'label' holds 'x'")
+    assert "run.csv" not in err
+    plan = preval.plan(run_, ["AP"], qrels=qrels)
+    with pytest.raises(preval.InputError, match=r"qrels\.csv, line 4: column 'label' holds 'x'"):
         preval.collect(plan)
 
 

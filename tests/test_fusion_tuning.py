@@ -215,6 +215,59 @@ def test_bad_input():
         optimize_fusion(frames, qrels, method="rrf", folds=1)
 
 
+# Bad qrels are named as the evaluator names them (its declared rules of qrels, checked before
+# the search codes the ids): the file, the rule, the count, the user's ids. Without the
+# evaluator's hints (--by, --duplicates): fuse's --duplicates keeps one row of a run.
+BAD_QRELS = {
+    "duplicate": "query,doc,label\nq1,d1,1\nq1,d2,0\nq1,d1,1\nq2,d3,1\n",
+    "null doc": "query,doc,label\nq1,d1,1\nq1,,0\nq2,d3,1\n",
+    "null label": "query,doc,label\nq1,d1,1\nq1,d2,\nq2,d3,1\n",
+    "NaN label": "query,doc,label\nq1,d1,1\nq1,d2,NaN\nq2,d3,1.0\n",
+    "null query": "query,doc,label\nq1,d1,1\n,d2,1\nq2,d3,1\n",
+}
+
+
+def _evaluators_message(run_csv, qrels) -> str:
+    with pytest.raises(preval.errors.PrevalError) as raised:
+        preval.evaluate(run_csv, ["AP"], qrels=qrels).collect()
+    text = str(raised.value)
+    for hint in raised.value.hints:  # the evaluator's ways out, which fusion does not take
+        text = text.replace(hint.said(), "")
+    return text
+
+
+@pytest.mark.parametrize("bad", list(BAD_QRELS))
+def test_bad_qrels_are_named_as_the_evaluator_names_them(tmp_path, bad):
+    run_csv, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run_csv.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\nq2,d3,0.5\n")
+    qrels.write_text(BAD_QRELS[bad])
+    want = _evaluators_message(run_csv, qrels)
+    assert want.startswith(f"qrels {qrels}: ")
+    with pytest.raises(preval.errors.PrevalError) as raised:
+        optimize_fusion([run_csv, run_csv], qrels, method="wsum", metric="AP")
+    assert str(raised.value) == want
+    # a supervised method's training judgments keep the same rules (they were not checked)
+    with pytest.raises(preval.errors.PrevalError) as raised:
+        preval.fuse([run_csv, run_csv], method="probfuse", train_qrels=qrels).collect()
+    assert str(raised.value) == want
+
+
+def test_bad_qrels_on_the_command_line_as_evaluate_says(capsys, tmp_path):
+    from preval.cli import main
+
+    run_csv, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run_csv.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,0.8\nq2,d3,0.5\n")
+    qrels.write_text(BAD_QRELS["null label"])
+    assert main(["evaluate", str(run_csv), "--qrels", str(qrels), "-m", "AP"]) == 2
+    want = capsys.readouterr().err
+    fused = tmp_path / "f.run"
+    argv = ["fuse", str(run_csv), str(run_csv), "--optimize", "AP", "--qrels", str(qrels)]
+    assert main([*argv, "-o", str(fused)]) == 2
+    out, err = capsys.readouterr()
+    assert err == want and "query 'q1', doc 'd2'" in err  # the user's ids, not codes
+    assert out == "" and not fused.exists()
+
+
 @pytest.mark.parametrize("name", ["wsum", "wmnz", "mixed"])
 def test_linear_fast_path_is_the_method(name):
     # the search's column formulas give the method's own fused scores, to the bit

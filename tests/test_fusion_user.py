@@ -374,3 +374,24 @@ def test_optimize_refuses_a_flag_it_would_ignore(tmp_path, capsys, extra, says):
     assert code == 2
     assert says in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_a_signal_as_the_folder_of_o_dash_is_made_leaves_nothing(tmp_path, monkeypatch):
+    # `fuse -o -` writes the run in a folder first; mkdtemp made it before the try that
+    # removes it, and a signal raised as mkdtemp returned left it in --tmp-dir
+    import os
+    import signal
+
+    from preval.cli import fuse as fuse_command
+
+    made = os.mkdir
+
+    def mkdir_then_interrupt(path, *args, **kwargs):
+        made(path, *args, **kwargs)
+        if os.path.basename(path).startswith("preval-fuse-"):
+            signal.raise_signal(signal.SIGINT)  # its handler runs as the call returns
+
+    monkeypatch.setattr(os, "mkdir", mkdir_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        fuse_command._to_stdout(lambda path: 0, str(tmp_path))
+    assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,8 @@ import dataclasses
 import importlib
 import os
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 from functools import partial
@@ -333,6 +335,36 @@ def test_a_full_disk_while_spilling_leaves_nothing_behind(tmp_path: Path, monkey
     plan = build_plan(PARQUET, ["AP"], by="system")
     with pytest.raises(preval.InputError, match=r"spilling to .* failed: No space left"):
         partitioned.collect_partitioned(plan, buckets=4, tmp_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _CloseThenInterrupt:
+    """shutil's `os`, whose first close of a directory's descriptor is followed at once by
+    Ctrl-C: the signal's handler then runs as the close returns, the instant that Python
+    3.11's rmtree has closed the descriptor and not yet noted it."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def close(self, fd: int) -> None:
+        directory = stat.S_ISDIR(os.fstat(fd).st_mode)
+        os.close(fd)
+        if directory and not self.sent:
+            self.sent = True
+            signal.raise_signal(signal.SIGINT)
+
+
+def test_a_signal_as_a_bucket_is_removed_is_the_signal(tmp_path: Path, monkeypatch) -> None:
+    # rmtree closed the bucket's descriptor again in its finally: the interruption became
+    # "[Errno 9] Bad file descriptor" (the CLI said that, not "terminated", and exited 2)
+    monkeypatch.setattr(shutil, "os", _CloseThenInterrupt())
+    plan = build_plan(PARQUET, ["AP"], by="system")
+    with pytest.raises(KeyboardInterrupt):
+        partitioned.collect_partitioned(plan, chunk_rows=4000, buckets=4, tmp_dir=tmp_path)
+    assert shutil.os.sent
     assert list(tmp_path.iterdir()) == []
 
 

@@ -223,3 +223,21 @@ def test_cli_power_evaluates_what_compare_reads(capsys) -> None:
     runs = [str(fixtures / "bm25.run"), str(fixtures / "hybrid.run.gz")]
     assert main(["power", *runs, "--qrels", str(fixtures / "qrels.txt"), "-m", "AP"]) == 0
     assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["hybrid", "bm25", "AP"]
+
+
+def test_measures_come_in_the_order_asked(capsys) -> None:
+    # they came sorted by name (AP before P@10), where evaluate and compare keep the order
+    # asked; a measure asked twice comes once (it was Polars' duplicate-column error)
+    per_query = preval.evaluate(EXAMPLE, ["P@10", "AP", "nDCG@10"], by="system").collect()
+    got = pw.analysis(per_query, measures=["P@10", "AP", "P@10"]).collect()
+    assert list(dict.fromkeys(got["measure"])) == ["P@10", "AP"]
+    assert got.height == 6  # 3 pairs of systems each
+    compared = preval.compare(per_query, measures=["P@10", "AP"])
+    assert got.select("system", "baseline", "measure").equals(
+        compared.select("system", "baseline", "measure")
+    )
+    everything = pw.analysis(per_query).collect()  # the table's own order, as compare's
+    assert list(dict.fromkeys(everything["measure"])) == ["P@10", "AP", "nDCG@10"]
+    assert main(["power", str(EXAMPLE), "-m", "P@10", "-m", "AP", "--format", "csv"]) == 0
+    shown = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(dict.fromkeys(shown["measure"])) == ["P@10", "AP"]

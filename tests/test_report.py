@@ -117,8 +117,37 @@ def test_a_signal_as_the_handlers_are_swapped_leaves_no_temporary_file(
         raise KeyboardInterrupt
         yield  # (a generator: the context manager's shape)
 
-    monkeypatch.setattr(report, "_signals_held", interrupted_on_entry)
+    monkeypatch.setattr(report._signals, "held", interrupted_on_entry)
     with pytest.raises(KeyboardInterrupt), report.Outputs() as files:
         files.write(pl.DataFrame({"a": [1, 2]}), tmp_path / "x.csv")
         files.write(pl.DataFrame({"a": [1, 2]}).lazy(), tmp_path / "y.parquet")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_signal_as_a_streams_copy_is_made_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
+    """An output to a stream (/dev/null, a pipe) is written to a copy in the temporary
+    directory first; made by mkstemp before it was listed for removal, a signal raised as
+    mkstemp returned left the copy there."""
+    import signal
+    import tempfile
+
+    spill, fifo = tmp_path / "tmp", tmp_path / "out.csv"
+    spill.mkdir()
+    os.mkfifo(fifo)  # (a stream: never opened here, the signal comes first)
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
+    made = os.open
+    sent = []
+
+    def open_then_interrupt(path, *args, **kwargs):
+        fd = made(path, *args, **kwargs)
+        name = os.path.basename(path)
+        if name.startswith("preval-") and name.endswith(".tmp") and not sent:
+            sent.append(name)
+            signal.raise_signal(signal.SIGINT)  # its handler runs as the call returns
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_interrupt)
+    with pytest.raises(KeyboardInterrupt), report.Outputs() as files:
+        files.write(pl.DataFrame({"a": [1, 2]}), fifo)
+    assert sent
+    assert list(spill.iterdir()) == []

@@ -6,6 +6,7 @@ per-query frame is a lazy plan."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -18,6 +19,8 @@ import preval
 from preval.cli import main
 
 from .profiles import examples
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def table(values: dict[str, list[float | None]], measure: str = "nDCG@10") -> pl.DataFrame:
@@ -216,6 +219,26 @@ def test_every_rate_by_default_and_lazy() -> None:
     assert calls == [] and isinstance(per_query, pl.LazyFrame)
     assert sorted(summary.collect()["measure"].to_list()) == ["AP", "nDCG@10"]  # no counts
     assert calls
+
+
+def test_measures_come_in_the_order_asked() -> None:
+    # they came sorted by name (AP before P@10), as power's did, where evaluate and compare
+    # keep the order asked; a measure asked twice comes once (its rows came twice)
+    per_query = preval.evaluate(
+        ROOT / "fixtures" / "example.parquet", ["P@10", "AP"], by="system"
+    ).collect()
+    asked = ["P@10", "AP", "P@10"]
+    summary = preval.risk_summary(per_query, baseline="bm25", measures=asked).collect()
+    assert summary.select("system", "measure").rows() == [
+        ("dense", "P@10"), ("hybrid", "P@10"), ("dense", "AP"), ("hybrid", "AP")
+    ]  # fmt: skip
+    rows = preval.risk(per_query, baseline="bm25", measures=asked).collect()
+    assert rows.height == 2 * 2 * 300
+    assert rows.filter(system="dense")["measure"].unique(maintain_order=True).to_list() == [
+        "P@10", "AP"
+    ]  # fmt: skip
+    compared = preval.compare(per_query, baseline="bm25", measures=["P@10", "AP"])
+    assert summary.select("system", "measure").equals(compared.select("system", "measure"))
 
 
 def test_bad_input() -> None:

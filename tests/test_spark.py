@@ -168,6 +168,13 @@ def test_integer_ids_in_the_run_and_string_ids_in_the_qrels(spark) -> None:
     assert got.height == 2 * 300
 
 
+def test_a_label_column_beside_qrels_is_refused_as_locally(spark) -> None:
+    # Spark read only the run's columns it needed with qrels: the label was dropped, silently
+    joined = to_spark(spark, JOINED)
+    with pytest.raises(preval.InputError, match="holds labels, and the qrels give them too"):
+        pspark.evaluate(joined, CORE, qrels=to_spark(spark, QRELS), by="system")
+
+
 def test_summary_is_sparks_aggregation_equal_to_summarize(spark) -> None:
     measures = ["AP", "GMAP", "P@10", "nDCG@10", "AUC-ROC", "GMBpref", "NumRet", "NumRel",
                 "NumRelRet"]  # fmt: skip

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from .. import report
 from ..errors import PrevalError
 from ..fusion.core import TIES
 from ..options import DUPLICATES, INPUT_FORMATS
+from ..spill import SpillDirectory
 from . import common, fuse_tune
 
 EXAMPLES = """\
@@ -224,9 +224,11 @@ def _to_stdout(fuse_to: Callable[[str], int], tmp_dir: str | None) -> int:
     if tmp_dir is not None and not Path(tmp_dir).is_dir():
         msg = f"--tmp-dir {tmp_dir}: no such directory"
         raise PrevalError(msg)
-    folder = tempfile.mkdtemp(prefix="preval-fuse-", dir=tmp_dir)
+    # (its removal arranged before it is made: mkdtemp's folder, made before the try below,
+    # stayed when a signal was raised as mkdtemp returned)
+    folder = SpillDirectory(prefix="preval-fuse-", dir=tmp_dir)
     try:
-        path = str(Path(folder) / "fused.run")
+        path = str(folder.path / "fused.run")
         rows = fuse_to(path)
         sys.stdout.flush()
         with open(path, "rb") as fused:
@@ -239,4 +241,4 @@ def _to_stdout(fuse_to: Callable[[str], int], tmp_dir: str | None) -> int:
                 raise common.unwritable_stdout(exc) from exc
         return rows
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        folder.cleanup()

@@ -33,7 +33,7 @@ import polars as pl
 
 from ..errors import InputError
 from ..planner import Plan
-from ..spill import SpillDirectory
+from ..spill import SpillDirectory, remove_tree
 from .budget import (
     EVAL_COPIES,
     EVAL_COPIES_QRELS,
@@ -696,7 +696,7 @@ def spilled_buckets(
             divided = _in_memory_buckets(rows, group, n, by_range=False, batch_rows=chunk_rows,
                                          level=2)  # fmt: skip
             yield from _drain(divided)
-        shutil.rmtree(bucket, ignore_errors=True)
+        remove_tree(bucket)
 
 
 def _bucket_rows(bucket: Path) -> int:

@@ -33,8 +33,11 @@ from typing import Any
 
 import polars as pl
 
-from .. import io
+from .. import io, validate
 from ..errors import InputError
+from ..options import Columns
+from ..planner.qrels import checked_judgments
+from ..ranking import DOC, LABEL, QUERY
 from .registry import Rule, method
 from .stacked import DUPS, FIRST, wide
 
@@ -65,17 +68,29 @@ TRAINED_BY = {
 
 
 def read_qrels(qrels: io.Source, input_format: str = "auto") -> pl.LazyFrame:
-    """Judgments as a LazyFrame of query, doc, label (a TREC qrels file or a table)."""
+    """Judgments as a LazyFrame of query, doc, label (a TREC qrels file or a table), with the
+    evaluator's data rules of qrels checked when it is collected (`checked_judgments`: no null
+    id or label, no NaN label, a document judged once per query), so that a bad judgment is
+    named as `preval.evaluate` names it, by the user's ids and the qrels' file, before the
+    fusion codes the ids. Without the hints that name ``by`` or ``duplicates``: the fusion's
+    ``duplicates`` keeps one row of a run, not of the qrels."""
     if io.is_trec(qrels, input_format, "qrels"):
-        return io.scan_qrels(qrels)
-    lf = io.scan(io.normalise(qrels, "qrels"), id_columns=("query", "doc"),
-                 numeric_columns=("label",), what="qrels")  # fmt: skip
-    schema = lf.collect_schema()
-    missing = [c for c in ("query", "doc", "label") if c not in schema]
-    if missing:
-        msg = f"qrels: missing column {missing[0]!r} (columns: {', '.join(schema.names())})"
-        raise InputError(msg)
-    return lf.select("query", "doc", "label")
+        lf = io.scan_qrels(qrels)
+    else:
+        lf = io.scan(io.normalise(qrels, "qrels"), id_columns=("query", "doc"),
+                     numeric_columns=("label",), what="qrels")  # fmt: skip
+        schema = lf.collect_schema()
+        missing = [c for c in ("query", "doc", "label") if c not in schema]
+        if missing:
+            msg = f"qrels: missing column {missing[0]!r} (columns: {', '.join(schema.names())})"
+            raise InputError(msg)
+    internal = {"query": QUERY, "doc": DOC, "label": LABEL}
+    rows = lf.select(*(pl.col(c).alias(i) for c, i in internal.items()))
+    checked = checked_judgments(
+        rows, {QUERY: "query"}, Columns().roles, validate.path_sources({"qrels": qrels}),
+        hints=False,
+    )  # fmt: skip
+    return checked.select(*(pl.col(i).alias(c) for c, i in internal.items()))
 
 
 def _aligned(stacked: pl.LazyFrame, qrels: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:

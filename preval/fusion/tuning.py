@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -336,8 +335,7 @@ def optimize_fusion(
     raw = stacked.frame.collect()
     _check_duplicates(raw, stacked.columns)
     normed = core.normalise(raw.lazy(), norm_name).collect()
-    judged = judgments.collect()
-    _check_judged_once(judged, qrels)
+    judged = judgments.collect()  # (raises on a broken rule of qrels: `read_qrels`)
     for col in ("query", "doc"):  # ids compared as text when their dtypes differ
         if normed.schema[col] != judged.schema[col]:
             normed = normed.with_columns(pl.col(col).cast(pl.String))
@@ -551,22 +549,6 @@ def _check_duplicates(stacked: pl.DataFrame, columns: tuple[str, str, str]) -> N
         error = DuplicateError(msg)
         error.hints = (KEEP_ONE,)
         raise error
-
-
-def _check_judged_once(judged: pl.DataFrame, qrels: io.Source) -> None:
-    """A (query, doc) judged twice is an error here, named by the user's ids (the search
-    evaluates integer codes of them), and with no hint of ``duplicates``: it keeps one row
-    of a run, not of the qrels."""
-    dups = judged.group_by("query", "doc").len().filter(pl.col("len") > 1).sort("query", "doc")
-    if dups.height:
-        row = dups.row(0, named=True)
-        where = f"qrels {qrels}" if isinstance(qrels, (str, Path)) else "qrels"
-        msg = (
-            f"{where}: {int(dups['len'].sum())} rows repeat a (query, doc) pair (rule: a "
-            f"document is judged once per query); example: query {row['query']!r}, doc "
-            f"{row['doc']!r}"
-        )
-        raise DuplicateError(msg)
 
 
 def _evaluate(

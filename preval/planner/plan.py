@@ -280,6 +280,19 @@ def build_plan(
     return plan
 
 
+def _labels_twice(data: io.Source, label: str) -> None:
+    """Refuse a run that holds a label column beside separate qrels: the qrels' labels would be
+    used and the run's dropped, silently, and a user who meant the run's (a joined table given
+    qrels too) or the new qrels (an old label column left in the run) could not tell which."""
+    what = f"input {data}" if isinstance(data, (str, Path)) else "input"
+    msg = (
+        f"{what}: column {label!r} holds labels, and the qrels give them too (rule: with qrels, "
+        "the labels come from the qrels alone); drop the column from the input to use the "
+        "qrels' labels, or leave out the qrels to use the input's own"
+    )
+    raise InputError(msg)
+
+
 def _qrels_only(exc: MissingColumnError, data, qrels, by: list[str]) -> None:
     """Raise a clearer error when a missing `by` column is a column of the qrels: a segment
     of the queries that the run lacks (a `by` column is read from the run, and joined on
@@ -337,6 +350,8 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
         _qrels_only(exc, data, qrels, by_cols)
         raise
     has_doc = doc in run_schema
+    if qrels is not None and label in run_schema:
+        _labels_twice(data, label)
     if qrels is not None and not has_doc:
         msg = f"input: missing doc column {doc!r}, needed to join the run with qrels"
         raise MissingColumnError(msg)

@@ -4,6 +4,7 @@ as placeholder rows; and the joined table for the measures that read every judge
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
@@ -65,7 +66,7 @@ def joined_table(
     keys = {**{b: b for b in described}, QUERY: query}
     if subtopic:  # judged once per (query, subtopic, doc), as once per (query, doc) without
         keys[diversity.SUB] = subtopic[0]
-    checked = _checked(judged.rename(internal), keys, columns.roles, sources)
+    checked = checked_judgments(judged.rename(internal), keys, columns.roles, sources)
     if subtopic:  # a document's highest label over its subtopics
         checked = checked.group_by([*described, QUERY, DOC]).agg(pl.col(LABEL).max())
     judged = checked.rename({QUERY: query, DOC: doc, LABEL: label})
@@ -77,20 +78,23 @@ def joined_table(
     )
 
 
-def _checked(
+def checked_judgments(
     rows: pl.LazyFrame,
     keys: dict[str, str],
     roles: dict[str, str],
     sources: Sequence[tuple[str, str]],
+    *,
+    hints: bool = True,
 ) -> pl.LazyFrame:
     """Judgments (`keys`..., DOC, LABEL; `keys` maps each internal key to the user's name:
     described..., QUERY[, diversity.SUB]) with the qrels' data rules checked
     (`qrels_checks`) lazily, as `with_qrels` checks them: each group's judgments in one
     group_by, whose rows are kept as lists and taken back out (no second read of the qrels).
-    With a subtopic key, a document is judged once per (query, subtopic)."""
+    With a subtopic key, a document is judged once per (query, subtopic). `hints`: as for
+    `qrels_checks`."""
     float_label = rows.collect_schema()[LABEL].is_float()
     per = ("query", "subtopic") if diversity.SUB in keys else ("query",)
-    exprs, check = qrels_checks(rows, keys, roles, float_label, sources, per=per)
+    exprs, check = qrels_checks(rows, keys, roles, float_label, sources, per=per, hints=hints)
     grouped = rows.group_by(list(keys)).agg(DOC, LABEL, *exprs)
     kept = {
         n: t for n, t in grouped.collect_schema().items()
@@ -106,6 +110,8 @@ def qrels_checks(
     float_label: bool,
     sources: Sequence[tuple[str, str]] = (),
     per: Sequence[str] = ("query",),
+    *,
+    hints: bool = True,
 ) -> tuple[list[pl.Expr], Callable[[pl.DataFrame], pl.DataFrame]]:
     """The data rules of qrels, over each query's `judgments` (internal DOC and LABEL columns):
     every row is a judgment (a label, not null; finite when the qrels' label column is a
@@ -113,7 +119,9 @@ def qrels_checks(
     per `per`: query and subtopic when `keys` holds the subtopic). Returns the counters of a
     group_by on `keys` (internal name -> the user's: qkeys..., query[, subtopic]) and the
     `map_batches` function that raises on the first broken rule, naming the qrels (their file
-    when `sources` has it)."""
+    when `sources` has it). `hints` False drops the ways out that name an option (``by``,
+    ``duplicates``): for a caller whose options of those names act on its runs, not on the
+    qrels (fusion)."""
     rules = validate.row_checks(
         has_doc=True,
         has_score=False,
@@ -122,6 +130,8 @@ def qrels_checks(
         float_label=float_label,
         per=per,
     )
+    if not hints:
+        rules = [dataclasses.replace(rule, hints=()) for rule in rules]
     exprs = validate.check_exprs(rules, has_doc=True, has_pad=False)
     return exprs, validate.checker(rules, keys, roles, "qrels", judgments, sources)
 
@@ -174,7 +184,7 @@ def subtopic_qrels(
     qkeys = [k for k, _ in present]
     if duplicates == "error":
         names = {**{k: b for k, b in present}, QUERY: query, diversity.SUB: subtopic}
-        per_subtopic = _checked(per_subtopic, names, roles, sources)
+        per_subtopic = checked_judgments(per_subtopic, names, roles, sources)
     else:
         per_subtopic = agg.dedupe(per_subtopic, [*qkeys, QUERY, diversity.SUB, DOC], LABEL,
                                   duplicates)  # fmt: skip
