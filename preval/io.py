@@ -96,7 +96,7 @@ def scan(
                 rows = pl.scan_csv(path, separator=separator, schema_overrides=overrides)
             return _field_checked(rows, path, separator, len(header), what)
         except (pl.exceptions.PolarsError, OSError) as exc:
-            explained = explain(exc, [named])
+            explained = explain(exc, [(what, named)])
             if explained is None:
                 msg = f"{what} {_shown(path)}: cannot be read ({_reason(exc)})"
                 explained = InputError(msg)
@@ -516,17 +516,22 @@ def _reason(exc: BaseException) -> str:
     return text.rstrip(".")
 
 
-def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError | None:
+def explain(
+    exc: BaseException, sources: Sequence[str | Path | tuple[str, str | Path] | None]
+) -> InputError | None:
     """Translate a reader's error that surfaced while a plan ran into an `InputError` that
     names the input file, the line (CSV) where known, the rule and what to do.
 
     Reading is lazy, so a bad byte or a long row deep in a CSV is found by Polars mid-run with
-    no file name; only then is the file re-read here, in Python, to find the line.
+    no file name; only then is the file re-read here, in Python, to find the line. `sources`:
+    the paths that may hold it, each alone (said as the "input") or with its role (``("qrels",
+    path)``), which the message names.
     """
     text = str(exc)
     low = text.lower()
     unplaced: InputError | None = None  # a word no file was found to hold (`_first_line_holding`)
-    for source in sources:
+    for item in sources:
+        role, source = item if isinstance(item, tuple) else ("input", item)
         if source is None or not isinstance(source, (str, Path)):
             continue
         named = Path(source)
@@ -535,19 +540,19 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
         if named.suffix.lower() == ".gz":
             broken = _broken_gzip(named)
             if broken is not None:
-                return InputError(f"input {_shown(named)}: {broken}")
+                return InputError(f"{role} {_shown(named)}: {broken}")
         suffix = table_suffix(named)
         damaged = ("frame", "zstd", "decompress", "unexpected end")
-        if _head(named, "input").startswith(_ZSTD) and any(w in low for w in damaged):
+        if _head(named, role).startswith(_ZSTD) and any(w in low for w in damaged):
             msg = (
-                f"input {_shown(named)}: the zstd stream is cut short or damaged "
+                f"{role} {_shown(named)}: the zstd stream is cut short or damaged "
                 f"({_reason(exc)}) (rule: a .zst file is complete; write or copy it again)"
             )
             return InputError(msg)
         try:
             path = readable(named)  # (its copy, for a bzip2 or UTF-16 file: the text read)
             if suffix not in _PARQUET:
-                _refuse_control(path, "input")
+                _refuse_control(path, role)
         except InputError as found:
             return found
         except (OSError, EOFError, zlib.error, pl.exceptions.PolarsError):  # (said below)
@@ -556,7 +561,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
             lineno = _first_bad_utf8_line(path)
             if lineno is not None:
                 msg = (
-                    f"input {_shown(path)}"
+                    f"{role} {_shown(path)}"
                     f", line {lineno}: not valid UTF-8 text (rule: text input is "
                     "UTF-8; convert the file, e.g. iconv -f latin1 -t utf-8)"
                 )
@@ -569,7 +574,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
             lineno = _first_line_holding(path, _CSV[suffix], column, value)
             where = f", line {lineno}" if lineno is not None else ""
             msg = (
-                f"input {_shown(path)}{where}: column {column!r} holds {value!r}, which is not a "
+                f"{role} {_shown(path)}{where}: column {column!r} holds {value!r}, which is not a "
                 f"number (rule: {column} values are numbers, {dtype} as the first rows read; "
                 "leave the field empty for a missing value)"
             )
@@ -584,7 +589,7 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
             if found is not None:
                 lineno, fields, n, line = found
                 msg = (
-                    f"input {_shown(path)}"
+                    f"{role} {_shown(path)}"
                     f", line {lineno}: expected {fields} fields as in the header, "
                     f"found {n}: {line!r} (rule: every row has the header's columns; quote "
                     "fields that contain the separator, or fix the row)"
@@ -592,11 +597,11 @@ def explain(exc: BaseException, sources: list[str | Path | None]) -> InputError 
                 return InputError(msg)
         limited = file_size_limit(exc)
         if suffix in _PARQUET and limited and "parquet" in low:
-            msg = f"input {_shown(path)}: cannot be read under {limited} (raise the limit)"
+            msg = f"{role} {_shown(path)}: cannot be read under {limited} (raise the limit)"
             return InputError(msg)
         if suffix in _PARQUET and "parquet" in low:
             msg = (
-                f"input {_shown(path)}"
+                f"{role} {_shown(path)}"
                 f": not a readable Parquet file ({_reason(exc)}); check that it "
                 "was written completely, or write it again"
             )

@@ -495,11 +495,17 @@ def test_a_word_in_the_qrels_label_column_names_the_qrels(capsys, tmp_path: Path
     qrels = tmp_path / "qrels.csv"
     qrels.write_text("query,doc,label\nq1,d1,1\nq1,d2,0\nq2,d3,x\n")
     rc, err = run(capsys, "evaluate", run_, "--qrels", qrels, "-m", "AP")
-    one_line_error(rc, err, f"{qrels}, line 4: column 'label' holds 'x'")
+    # ... and says it is the qrels (it said "input qrels.csv")
+    one_line_error(rc, err, f"qrels {qrels}, line 4: column 'label' holds 'x'")
     assert "run.csv" not in err
     plan = preval.plan(run_, ["AP"], qrels=qrels)
-    with pytest.raises(preval.InputError, match=r"qrels\.csv, line 4: column 'label' holds 'x'"):
+    with pytest.raises(preval.InputError, match=r"^qrels .*qrels\.csv, line 4: column 'label'"):
         preval.collect(plan)
+    # a word in the run's score column: the input
+    run_.write_text("query,doc,score\nq1,d1,0.9\nq1,d2,high\nq2,d3,0.5\n")
+    qrels.write_text("query,doc,label\nq1,d1,1\nq1,d2,0\nq2,d3,1\n")
+    rc, err = run(capsys, "evaluate", run_, "--qrels", qrels, "-m", "AP")
+    one_line_error(rc, err, f"input {run_}, line 3: column 'score' holds 'high'")
 
 
 def test_a_directory_given_as_input_is_refused(capsys, tmp_path: Path) -> None:

@@ -234,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
     except (pl.exceptions.PolarsError, OSError) as exc:
         # Unreadable files and malformed CSV surface here mid-run: still bad input, not a
         # crash, and said with the file's name and line, not the reader's class names
-        inputs = [getattr(args, n, None) for n in ("input", "qrels")]
+        inputs = [(n, getattr(args, n, None)) for n in ("input", "qrels")]
         explained = io.explain(exc, [*inputs, *getattr(args, "runs", [])])
         if explained is not None:
             print(f"preval: error: {explained}", file=sys.stderr)

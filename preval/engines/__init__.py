@@ -143,7 +143,8 @@ def collect(
     except (pl.exceptions.PolarsError, OSError) as exc:
         # a malformed CSV (or a compressed file cut short) is found by the reader mid-run, with
         # no file name: said as the CLI says it, with the file and line
-        explained = io.explain(exc, list(plan.paths))
+        roles = {str(p): role for role, p in (plan.recipe.sources if plan.recipe else ())}
+        explained = io.explain(exc, [(roles.get(str(p), "input"), p) for p in plan.paths])
         if explained is None:
             raise
         raise explained from exc
