@@ -377,8 +377,10 @@ def _georisk_measure(rows, systems, name, alpha, by, query, missing) -> pl.LazyF
             .alias("zrisk"),
             pl.col("__nan").first(),
             negative.sum().alias("__negative"),
-            pl.col(query).filter(negative).first().cast(pl.String).alias("__query"),
-            x.filter(negative).first().alias("__value"),
+            # the example named: the system's first negative query in query order (the
+            # grid's row order is the joins', not the table's)
+            pl.col(query).filter(negative).min().cast(pl.String).alias("__query"),
+            x.filter(negative).sort_by(pl.col(query).filter(negative)).first().alias("__value"),
         )
         .select(
             pl.col(by).alias("system"),

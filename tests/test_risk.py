@@ -393,3 +393,38 @@ def test_georisk_refuses() -> None:
         preval.georisk(data, missing="skip")
     with pytest.raises(preval.InputError, match="no measure column 'AP'"):
         preval.georisk(data, measures="AP")
+
+
+def test_cli_compare_georisk(capsys, tmp_path) -> None:
+    # every system's GeoRisk against all three, beside each pair: the row's system's and its
+    # baseline's; with or without --baseline, and with --risk
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--georisk", "5",
+               "--risk", "1", "--baseline", "bm25", "--format", "csv"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    got = pl.read_csv(out.encode()).sort("system")
+    pq = preval.evaluate("fixtures/example.parquet", ["AP"], by="system")
+    expected = preval.georisk(pq, alpha=5).collect()
+    scores = dict(zip(expected["system"], expected["georisk"], strict=True))
+    zscores = dict(zip(expected["system"], expected["zrisk"], strict=True))
+    assert got["system"].to_list() == ["dense", "hybrid"]
+    assert got["georisk"].to_list() == pytest.approx([scores["dense"], scores["hybrid"]])
+    assert got["zrisk"].to_list() == pytest.approx([zscores["dense"], zscores["hybrid"]])
+    assert got["baseline_georisk"].to_list() == pytest.approx([scores["bm25"]] * 2)
+    assert got["urisk"].null_count() == 0  # --risk's columns are kept
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--georisk", "5"])
+    out, _ = capsys.readouterr()
+    assert rc == 0 and "baseline_georisk" in out.splitlines()[0]
+    # a per-query table as it is, and a refused alpha before any test
+    path = tmp_path / "pq.parquet"
+    pq.collect().write_parquet(path)
+    rc = main(["compare", str(path), "--per-query-table", "-m", "AP", "--georisk", "5",
+               "--format", "csv"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    got = pl.read_csv(out.encode())
+    assert got["georisk"].to_list() == pytest.approx([scores[s] for s in got["system"]])
+    assert got["baseline_georisk"].to_list() == pytest.approx([scores[s] for s in got["baseline"]])
+    rc = main(["compare", str(path), "--per-query-table", "--georisk", "-1"])
+    _, err = capsys.readouterr()
+    assert rc == 2 and "GeoRisk alpha must be at least 0" in err
