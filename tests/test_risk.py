@@ -7,6 +7,7 @@ a plain-numpy reference, and refuse what they cannot score."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -382,7 +383,27 @@ def test_georisk_lazy_and_nan() -> None:
     assert got["mean"].to_list() == [pytest.approx(0.15), None, pytest.approx(0.2)]
 
 
-def test_georisk_refuses() -> None:
+def test_georisk_query_universe_as_compare() -> None:
+    # a null value (the measure undefined there) takes its query out for every system, as in
+    # compare; a query a system lacks (no row) is 0 for it with "zero" and out with "drop"
+    data = table({"a": [0.2, 0.4, 0.6, 0.3], "b": [0.4, 0.4, 0.0, None]})
+    data = data.with_columns(
+        pl.when((pl.col("system") == "a") & (pl.col("query") == "q1"))
+        .then(None)
+        .otherwise(pl.col("nDCG@10"))
+        .alias("nDCG@10")
+    )
+    zero = preval.georisk(data).collect()
+    assert zero["queries"].to_list() == [3, 3]  # q0, q2, q3 (b 0 on q3)
+    expected = georisk_reference({"a": [0.2, 0.6, 0.3], "b": [0.4, 0.0, 0.0]}, 1.0, "zero")
+    assert zero["zrisk"].to_list() == pytest.approx([expected[s][2] for s in ("a", "b")])
+    drop = preval.georisk(data, missing="drop").collect()
+    assert drop["queries"].to_list() == [2, 2]  # q0, q2
+    assert drop["mean"].to_list() == pytest.approx([0.4, 0.2])
+    assert zero["queries"].to_list() == preval.compare(data, baseline="a")["queries"].to_list() * 2
+
+
+def test_georisk_refuses(tmp_path) -> None:
     data = table({"a": [0.1, -0.2, -0.3], "b": [0.2, 0.1, 0.0]})
     said = r"GeoRisk needs values >= 0 .*found 2 negative, e.g. measure 'nDCG@10', system 'a', "
     with pytest.raises(preval.InputError, match=said + r"query 'q1': -0.2$"):
@@ -393,6 +414,11 @@ def test_georisk_refuses() -> None:
         preval.georisk(data, missing="skip")
     with pytest.raises(preval.InputError, match="no measure column 'AP'"):
         preval.georisk(data, measures="AP")
+    path = tmp_path / "pq.parquet"
+    data.write_parquet(path)
+    named = f"^per-query table {re.escape(str(path))}: GeoRisk needs"
+    with pytest.raises(preval.InputError, match=named):
+        preval.georisk(path).collect()
 
 
 def test_cli_compare_georisk(capsys, tmp_path) -> None:
