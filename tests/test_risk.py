@@ -241,6 +241,11 @@ def test_measures_come_in_the_order_asked() -> None:
     ]  # fmt: skip
     compared = preval.compare(per_query, baseline="bm25", measures=["P@10", "AP"])
     assert summary.select("system", "measure").equals(compared.select("system", "measure"))
+    # georisk: the same order, a measure asked twice once (its systems' rows came twice)
+    scores = preval.georisk(per_query, measures=asked).collect()
+    assert scores.select("measure", "system").rows() == [
+        (m, s) for m in ("P@10", "AP") for s in ("bm25", "dense", "hybrid")
+    ]
 
 
 def test_bad_input() -> None:
