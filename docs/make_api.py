@@ -39,6 +39,7 @@ OPTIONAL = [
     "discriminative_power",
     "risk",
     "risk_summary",
+    "georisk",
     "power.analysis",
     "power.detectable_difference",
     "power.queries_needed",

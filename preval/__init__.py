@@ -59,6 +59,7 @@ _LAZY = {
     "discriminative_power": "meta_evaluation",
     "risk": "risk_adjusted",
     "risk_summary": "risk_adjusted",
+    "georisk": "risk_adjusted",
     "fuse": "fusion",
     "optimize_fusion": "fusion.tuning",
 }
@@ -108,6 +109,7 @@ __all__ = [
     "discriminative_power",
     "evaluate",
     "fuse",
+    "georisk",
     "optimize_fusion",
     "parse",
     "plan",

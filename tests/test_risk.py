@@ -1,11 +1,13 @@
 """preval.risk and preval.risk_summary: URisk and TRisk equal hand-derived cases and a
 plain-numpy reference (with queries a system or the baseline lacks), TRisk equals scipy's
 one-sample t-test on the risk-adjusted values, URisk with alpha 0 is compare's delta, and the
-per-query frame is a lazy plan."""
+per-query frame is a lazy plan. preval.georisk: ZRisk and GeoRisk equal a hand-derived case and
+a plain-numpy reference, and refuse what they cannot score."""
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -239,6 +241,11 @@ def test_measures_come_in_the_order_asked() -> None:
     ]  # fmt: skip
     compared = preval.compare(per_query, baseline="bm25", measures=["P@10", "AP"])
     assert summary.select("system", "measure").equals(compared.select("system", "measure"))
+    # georisk: the same order, a measure asked twice once (its systems' rows came twice)
+    scores = preval.georisk(per_query, measures=asked).collect()
+    assert scores.select("measure", "system").rows() == [
+        (m, s) for m in ("P@10", "AP") for s in ("bm25", "dense", "hybrid")
+    ]
 
 
 def test_bad_input() -> None:
@@ -264,3 +271,191 @@ def test_cli_compare_risk(capsys) -> None:
     rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--risk", "1"])
     _, err = capsys.readouterr()
     assert rc == 2 and "--baseline" in err
+
+
+# --- ZRisk and GeoRisk (Dinçer, Macdonald & Ounis, SIGIR 2016) --------------------------------
+def phi(x: float) -> float:
+    return float(stats.norm.cdf(x))
+
+
+def test_georisk_hand_derived() -> None:
+    # Systems a, b (columns) on queries q0, q1, q2 (rows):
+    #   q0: a 0.40, b 0.10  (T = 0.50)
+    #   q1: a 0.01, b 0.31  (T = 0.32)
+    #   q2: a 0,    b 0     (T = 0: a query every system scores 0)
+    # S_a = 0.41, S_b = 0.41, N = 0.82, c = 3; e_ij = S_i T_j / N = T_j / 2:
+    #   q0: e = 0.25, √e = 0.5: z_a = (0.40 - 0.25)/0.5 = 0.3, z_b = (0.10 - 0.25)/0.5 = -0.3
+    #   q1: e = 0.16, √e = 0.4: z_a = (0.01 - 0.16)/0.4 = -0.375, z_b = 0.375
+    #   q2: e = 0: z = 0 by convention (x = 0 = e, as expected; not 0/0)
+    # alpha = 1: ZRisk_a = 0.3 + 2(-0.375) = -0.45, ZRisk_b = 2(-0.3) + 0.375 = -0.225;
+    # GeoRisk = √(S_i/c · Φ(ZRisk_i/c)) = √(0.41/3 · Φ(-0.15)) and √(0.41/3 · Φ(-0.075)).
+    # alpha = 0: ZRisk = Σ z: -0.075 and 0.075.
+    data = table({"a": [0.40, 0.01, 0.0], "b": [0.10, 0.31, 0.0]})
+    got = preval.georisk(data, alpha=1).collect()
+    assert got["system"].to_list() == ["a", "b"]
+    assert got["queries"].to_list() == [3, 3]
+    assert got["mean"].to_list() == pytest.approx([0.41 / 3] * 2)
+    assert got["zrisk"].to_list() == pytest.approx([-0.45, -0.225])
+    expected = [math.sqrt(0.41 / 3 * phi(-0.15)), math.sqrt(0.41 / 3 * phi(-0.075))]
+    assert got["georisk"].to_list() == pytest.approx(expected, rel=1e-12)
+    assert got["alpha"].to_list() == [1.0, 1.0]
+    got = preval.georisk(data, alpha=0).collect()
+    assert got["zrisk"].to_list() == pytest.approx([-0.075, 0.075])
+
+
+def georisk_reference(values: dict[str, list[float | None]], alpha: float, missing: str):
+    """Plain numpy, the paper's formulas on the systems x queries matrix of compare's query
+    universe (0 for a lacking value): system -> (c, mean, ZRisk, GeoRisk)."""
+    matrix = np.array([[np.nan if v is None else v for v in vs] for vs in values.values()])
+    present = ~np.isnan(matrix)
+    keep = present.all(axis=0) if missing == "drop" else present.any(axis=0)
+    x = np.nan_to_num(matrix[:, keep])
+    c = x.shape[1]
+    if c == 0:
+        return {}
+    s, t, n = x.sum(axis=1), x.sum(axis=0), x.sum()
+    e = np.outer(s, t) / n if n > 0 else np.zeros_like(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(e > 0, (x - e) / np.sqrt(e), 0.0)
+    zrisk = np.where(z >= 0, z, (1 + alpha) * z).sum(axis=1)
+    geo = np.sqrt(s / c * stats.norm.cdf(zrisk / c))
+    return {name: (c, s[k] / c, zrisk[k], geo[k]) for k, name in enumerate(values)}
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.sampled_from(["zero", "drop"]),
+    st.floats(0, 10),
+    st.integers(0, 10**6),
+)
+def test_georisk_equals_plain_numpy(queries, systems, missing, alpha, seed) -> None:
+    rng = np.random.default_rng(seed)
+    # values rounded to 0.1 so that zeros (whole queries or systems at 0) come up
+    values = {
+        f"s{k}": [None if rng.random() < 0.15 else float(np.round(rng.random(), 1))
+                  for _ in range(queries)]
+        for k in range(systems)
+    }  # fmt: skip
+    assume(all(any(v is not None for v in vs) for vs in values.values()))
+    expected = georisk_reference(values, alpha, missing)
+    got = preval.georisk(table(values), alpha=alpha, missing=missing).collect()
+    assert got.height == len(expected)
+    for row in got.iter_rows(named=True):
+        c, mean, zrisk, geo = expected[row["system"]]
+        assert row["queries"] == c
+        assert row["mean"] == pytest.approx(mean, abs=1e-12)
+        assert row["zrisk"] == pytest.approx(zrisk, rel=1e-9, abs=1e-9)
+        assert row["georisk"] == pytest.approx(geo, rel=1e-9, abs=1e-12)
+
+
+def test_georisk_alpha_zero_sums_z_and_the_mean_profile_scores_zero() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.random((4, 20))  # four systems x 20 queries
+    values = {f"s{k}": x[k].tolist() for k in range(4)}
+    # a system equal to the mean profile of the others: with it the query totals are
+    # 5 · its values, so e_ij = S_i T_j / N = its own values and every z_ij is 0
+    values["mean"] = x.mean(axis=0).tolist()
+    got = preval.georisk(table(values), alpha=5).collect()
+    row = got.filter(system="mean").row(0, named=True)
+    assert row["zrisk"] == pytest.approx(0.0, abs=1e-12)
+    assert row["georisk"] == pytest.approx(math.sqrt(x.mean() * 0.5), rel=1e-9)
+    # alpha = 0: ZRisk is Σ_j z_ij (no weighing), here from the matrix directly
+    full = np.vstack([x, x.mean(axis=0)])
+    e = np.outer(full.sum(axis=1), full.sum(axis=0)) / full.sum()
+    z = ((full - e) / np.sqrt(e)).sum(axis=1)
+    got = preval.georisk(table(values), alpha=0).collect()
+    by_system = dict(zip(got["system"], got["zrisk"], strict=True))
+    assert [by_system[s] for s in values] == pytest.approx(z.tolist(), abs=1e-12)
+
+
+def test_georisk_lazy_and_nan() -> None:
+    calls = []
+
+    def counted(df: pl.DataFrame) -> pl.DataFrame:
+        calls.append(df.height)
+        return df
+
+    data = table({"a": [0.1, 0.2], "b": [0.3, float("nan")], "c": [0.2, 0.2]})
+    lazy = data.lazy().map_batches(counted, schema=data.schema)
+    got = preval.georisk(lazy)
+    assert calls == [] and isinstance(got, pl.LazyFrame)
+    got = got.collect()
+    assert calls
+    # a NaN makes every e_ij undefined: null ZRisk and GeoRisk for all; b's own mean is null
+    assert got["zrisk"].to_list() == [None] * 3 and got["georisk"].to_list() == [None] * 3
+    assert got["mean"].to_list() == [pytest.approx(0.15), None, pytest.approx(0.2)]
+
+
+def test_georisk_query_universe_as_compare() -> None:
+    # a null value (the measure undefined there) takes its query out for every system, as in
+    # compare; a query a system lacks (no row) is 0 for it with "zero" and out with "drop"
+    data = table({"a": [0.2, 0.4, 0.6, 0.3], "b": [0.4, 0.4, 0.0, None]})
+    data = data.with_columns(
+        pl.when((pl.col("system") == "a") & (pl.col("query") == "q1"))
+        .then(None)
+        .otherwise(pl.col("nDCG@10"))
+        .alias("nDCG@10")
+    )
+    zero = preval.georisk(data).collect()
+    assert zero["queries"].to_list() == [3, 3]  # q0, q2, q3 (b 0 on q3)
+    expected = georisk_reference({"a": [0.2, 0.6, 0.3], "b": [0.4, 0.0, 0.0]}, 1.0, "zero")
+    assert zero["zrisk"].to_list() == pytest.approx([expected[s][2] for s in ("a", "b")])
+    drop = preval.georisk(data, missing="drop").collect()
+    assert drop["queries"].to_list() == [2, 2]  # q0, q2
+    assert drop["mean"].to_list() == pytest.approx([0.4, 0.2])
+    assert zero["queries"].to_list() == preval.compare(data, baseline="a")["queries"].to_list() * 2
+
+
+def test_georisk_refuses(tmp_path) -> None:
+    data = table({"a": [0.1, -0.2, -0.3], "b": [0.2, 0.1, 0.0]})
+    said = r"GeoRisk needs values >= 0 .*found 2 negative, e.g. measure 'nDCG@10', system 'a', "
+    with pytest.raises(preval.InputError, match=said + r"query 'q1': -0.2$"):
+        preval.georisk(data).collect()
+    with pytest.raises(preval.InputError, match="at least 0"):
+        preval.georisk(data, alpha=-1)
+    with pytest.raises(preval.InputError, match="missing must be one of"):
+        preval.georisk(data, missing="skip")
+    with pytest.raises(preval.InputError, match="no measure column 'AP'"):
+        preval.georisk(data, measures="AP")
+    path = tmp_path / "pq.parquet"
+    data.write_parquet(path)
+    named = f"^per-query table {re.escape(str(path))}: GeoRisk needs"
+    with pytest.raises(preval.InputError, match=named):
+        preval.georisk(path).collect()
+
+
+def test_cli_compare_georisk(capsys, tmp_path) -> None:
+    # every system's GeoRisk against all three, beside each pair: the row's system's and its
+    # baseline's; with or without --baseline, and with --risk
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--georisk", "5",
+               "--risk", "1", "--baseline", "bm25", "--format", "csv"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    got = pl.read_csv(out.encode()).sort("system")
+    pq = preval.evaluate("fixtures/example.parquet", ["AP"], by="system")
+    expected = preval.georisk(pq, alpha=5).collect()
+    scores = dict(zip(expected["system"], expected["georisk"], strict=True))
+    zscores = dict(zip(expected["system"], expected["zrisk"], strict=True))
+    assert got["system"].to_list() == ["dense", "hybrid"]
+    assert got["georisk"].to_list() == pytest.approx([scores["dense"], scores["hybrid"]])
+    assert got["zrisk"].to_list() == pytest.approx([zscores["dense"], zscores["hybrid"]])
+    assert got["baseline_georisk"].to_list() == pytest.approx([scores["bm25"]] * 2)
+    assert got["urisk"].null_count() == 0  # --risk's columns are kept
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--georisk", "5"])
+    out, _ = capsys.readouterr()
+    assert rc == 0 and "baseline_georisk" in out.splitlines()[0]
+    # a per-query table as it is, and a refused alpha before any test
+    path = tmp_path / "pq.parquet"
+    pq.collect().write_parquet(path)
+    rc = main(["compare", str(path), "--per-query-table", "-m", "AP", "--georisk", "5",
+               "--format", "csv"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    got = pl.read_csv(out.encode())
+    assert got["georisk"].to_list() == pytest.approx([scores[s] for s in got["system"]])
+    assert got["baseline_georisk"].to_list() == pytest.approx([scores[s] for s in got["baseline"]])
+    rc = main(["compare", str(path), "--per-query-table", "--georisk", "-1"])
+    _, err = capsys.readouterr()
+    assert rc == 2 and "GeoRisk alpha must be at least 0" in err

@@ -49,6 +49,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="a query a system lacks: 0 for it (default) or dropped")  # fmt: skip
     p.add_argument("--risk", type=float, metavar="ALPHA", help="add URisk and TRisk against "
                    "--baseline, losses weighing 1 + ALPHA (TREC Web track; e.g. 1, 5)")  # fmt: skip
+    p.add_argument("--georisk", type=float, metavar="ALPHA", help="add ZRisk and GeoRisk of "
+                   "the system and of the baseline against all systems, queries below "
+                   "expectation weighing 1 + ALPHA (Dinçer et al. 2016)")  # fmt: skip
     p.add_argument("--format", choices=(*FORMATS, "parquet"), default="table",
                    help="stdout: table, markdown or latex (paper tables), csv, json; Parquet "
                    "goes to a file: --output comparison.parquet")  # fmt: skip
@@ -86,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         msg = "--risk measures each system against one: give --baseline NAME"
         raise InputError(msg)
     by = args.by
+    # built before the comparison: a refused --georisk (alpha < 0) costs no tests
+    georisk = None if args.georisk is None else _georisk(compared, per_query, args)
     result = compare(
         compared, baseline=baseline, measures=args.measures if args.per_query_table else None,
         by=by, query=args.query, test=args.test, correction=args.correction,
@@ -94,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if args.risk is not None:
         result = _with_risk(result, per_query, baseline, args)
+    if georisk is not None:
+        result = _with_georisk(result, georisk)
     with report.Outputs() as files:  # (the table is put in place after the plot, or not)
         if args.output:
             files.write(result, args.output)
@@ -122,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             "system", "baseline", "measure", "mean", "baseline_mean", "delta",
             "p_value", "p_corrected", "significant", "wins", "ties", "losses", "effect_size",
             *(["urisk", "trisk"] if args.risk is not None else []),
+            *(["georisk", "baseline_georisk"] if args.georisk is not None else []),
         )  # fmt: skip
         text = report.table(report.readable(shown)) + "\n"
     else:
@@ -255,3 +263,29 @@ def _with_risk(result: pl.DataFrame, per_query, baseline: str, args) -> pl.DataF
         missing=args.missing,
     ).select("system", "measure", "urisk", "trisk", pl.col("p_value").alias("trisk_p_value"))
     return result.join(risk.collect(), on=["system", "measure"], how="left", maintain_order="left")
+
+
+def _georisk(compared, per_query, args) -> pl.LazyFrame:
+    """ZRisk and GeoRisk of every system against all of them (`preval.georisk`), on the
+    comparison's measures and query universe (the table `compare` is given, its rules)."""
+    from ..risk_adjusted import georisk
+
+    return georisk(
+        per_query,
+        measures=args.measures if args.per_query_table else None,
+        alpha=args.georisk,
+        by=args.by,
+        query=args.query,
+        missing=args.missing,
+    ).select("system", "measure", "zrisk", "georisk")
+
+
+def _with_georisk(result: pl.DataFrame, georisk: pl.LazyFrame) -> pl.DataFrame:
+    """The comparison with the ZRisk and GeoRisk of each row's system and of its baseline."""
+    scores = georisk.collect()
+    base = scores.rename(
+        {"system": "baseline", "zrisk": "baseline_zrisk", "georisk": "baseline_georisk"}
+    )
+    return result.join(scores, on=["system", "measure"], how="left", maintain_order="left").join(
+        base, on=["baseline", "measure"], how="left", maintain_order="left"
+    )
