@@ -488,6 +488,22 @@ def test_the_python_api_names_a_malformed_qrels_csv(tmp_path: Path) -> None:
         preval.collect(plan)
 
 
+@pytest.mark.parametrize("command", ["evaluate", "compare", "fuse"])
+def test_qrels_without_a_label_column_are_named_by_their_file(capsys, tmp_path, command) -> None:
+    # a qrels file whose relevance column is named otherwise: the message said "qrels:"
+    qrels = tmp_path / "judgments.csv"
+    qrels.write_text("query,doc,rel\nq001,d04570,1\n")
+    runs = ["fixtures/example_run.csv"]
+    if command == "fuse":
+        runs = ["fixtures/trec/bm25.run", "fixtures/trec/hybrid.run.gz", "--optimize", "AP",
+                "-o", tmp_path / "fused.run"]  # fmt: skip
+    rc, err = run(capsys, command, *runs, "--qrels", qrels, *(["-m", "AP"] * (command != "fuse")))
+    one_line_error(rc, err, f"qrels {qrels}: missing", "'label'")
+    if command == "fuse":  # fuse takes no --label: no hint at it
+        assert "--label" not in err
+        assert not (tmp_path / "fused.run").exists()
+
+
 def test_a_word_in_the_qrels_label_column_names_the_qrels(capsys, tmp_path: Path) -> None:
     # Polars' parse error names no file: the first CSV given (the run) was blamed, with no line
     run_ = tmp_path / "run.csv"

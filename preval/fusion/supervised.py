@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -82,7 +83,9 @@ def read_qrels(qrels: io.Source, input_format: str = "auto") -> pl.LazyFrame:
         schema = lf.collect_schema()
         missing = [c for c in ("query", "doc", "label") if c not in schema]
         if missing:
-            msg = f"qrels: missing column {missing[0]!r} (columns: {', '.join(schema.names())})"
+            # (the evaluator's check would hint at --label, which fuse does not take)
+            what = f"qrels {qrels}" if isinstance(qrels, (str, Path)) else "qrels"
+            msg = f"{what}: missing column {missing[0]!r} (columns: {', '.join(schema.names())})"
             raise InputError(msg)
     internal = {"query": QUERY, "doc": DOC, "label": LABEL}
     rows = lf.select(*(pl.col(c).alias(i) for c, i in internal.items()))

@@ -438,9 +438,8 @@ def build(data: io.Source, recipe: Recipe, hints: Hints | None = None) -> Plan:
             qrels, id_columns=(query, doc, *by_cols), numeric_columns=(label,), what="qrels"
         )
         if subtopic is None:  # (here, where a pandas index can still be named)
-            stage.check_qrels(
-                qrels_lf.collect_schema(), query, doc, label, unread=io.pandas_unread(qrels)
-            )
+            stage.check_qrels(qrels_lf.collect_schema(), query, doc, label,
+                              unread=io.pandas_unread(qrels), source=qrels)  # fmt: skip
         if subtopic is not None:
             qrels_lf, per_subtopic = stage.subtopic_qrels(
                 qrels_lf, subtopic, roles, by_cols, keys, sem.duplicates, recipe.sources

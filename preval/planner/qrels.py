@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import polars as pl
 
@@ -49,7 +50,7 @@ def joined_table(
     query, doc, label, by = columns.query, columns.doc, columns.label, list(columns.by)
     judged = io.scan(qrels, id_columns=(query, doc, *by), numeric_columns=(label,), what="qrels")
     schema = judged.collect_schema()
-    check_qrels(schema, query, doc, label, unread=io.pandas_unread(qrels))
+    check_qrels(schema, query, doc, label, unread=io.pandas_unread(qrels), source=qrels)
     # by columns found in the qrels describe the query (a segment); the others are systems
     described = [b for b in by if b in schema]
     systems = [b for b in by if b not in schema]
@@ -137,16 +138,23 @@ def qrels_checks(
 
 
 def check_qrels(
-    schema: pl.Schema, query: str, doc: str, label: str, unread: Mapping[str, str] | None = None
+    schema: pl.Schema,
+    query: str,
+    doc: str,
+    label: str,
+    unread: Mapping[str, str] | None = None,
+    source: io.Source | None = None,
 ) -> None:
     """The columns every qrels table needs: query and doc ids, a numeric label (`unread`: the
-    names of the pandas frame the qrels came from that are no columns, `io.pandas_unread`)."""
+    names of the pandas frame the qrels came from that are no columns, `io.pandas_unread`;
+    `source`: the qrels as given, named by the message when it is a path)."""
+    what = f"qrels {source}" if isinstance(source, (str, Path)) else "qrels"
     validate.require_columns(
-        schema, {"query": query, "doc": doc, "label": label}, "qrels", unread=unread
+        schema, {"query": query, "doc": doc, "label": label}, what, unread=unread
     )
-    validate.require_numeric(schema, label, "label", "qrels")
-    validate.require_key(schema, query, "query", "qrels")
-    validate.require_key(schema, doc, "doc", "qrels")
+    validate.require_numeric(schema, label, "label", what)
+    validate.require_key(schema, query, "query", what)
+    validate.require_key(schema, doc, "doc", what)
 
 
 def subtopic_qrels(
