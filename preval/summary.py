@@ -48,7 +48,8 @@ def summarize(
 ) -> pl.LazyFrame:
     """Aggregate a per-query table (as `evaluate` returns) into one row per by-group.
 
-    ``NumQ`` (the number of queries) comes first, then every measure column: rates are
+    ``NumQ`` (the number of queries: of per-query rows, so a row that pools several systems,
+    ``by=[]``, counts each (system, query) once) comes first, then every measure column: rates are
     averaged over queries (MAP, MRR ...), counts (``NumRet``, ``NumRel``, ``NumRelRet``,
     ``NumNonrelJudgedRet``, ``NumQ``: `Spec.is_count`) are summed, and ``GMAP`` is
     exp(mean(log(max(AP, 1e-5)))) as trec_eval's ``gm_map``. Counts are Int64 columns
