@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from . import io
+from . import extras, io
 from .errors import InputError
 from .significance import check_options, compare
 
@@ -378,6 +378,10 @@ def discriminative_power(
         collected.
     """
     check_options(test, "none", missing, alpha, n_resamples)
+    # `compare` needs scipy whatever the test (its t interval): asked here, not in the deferred
+    # frames, where collecting both together raised it in one of Polars' threads while the other
+    # still ran, and the process then aborted or crashed at exit ('exception not rethrown')
+    extras.require("scipy.stats", "discriminative power")
     source = io.scan(per_query, id_columns=(by, query), what="per-query table")
     done: list[pl.DataFrame] = []
 
