@@ -5,8 +5,9 @@ Every page is checked: README.md and every docs/*.md but the generated docs/api.
 has a test of its own below). Each ```python block is executed in a temporary directory that
 holds `fixtures`; a ```text block right after it (blank lines only between) is what it
 prints. Each `$ ` line of a ```console block is run there (`pip install ...` parts are done
-by the test environment; `preval` is `python -m preval`). Blocks that need a Spark session
-are run by tests/test_readme_spark.py instead.
+by the test environment; `preval` is `python -m preval`), and a block of one command followed
+by a ```text block must print that (its first lines, if its last line is `...`). Blocks that
+need a Spark session are run by tests/test_readme_spark.py instead.
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ COMMANDS = [
     for n, line in enumerate(b.code.splitlines(), start=1)
     if line.startswith("$ ")
 ]
+# what a console block of one command prints (the ```text block after it), by the command's
+# page:line; a last line `...` shows the first lines only
+SHOWN = {
+    f"{b.page}:{b.line + 1}": b.output
+    for b in BLOCKS
+    if b.lang == "console" and b.output is not None and b.code.count("\n$ ") == 0
+}
 
 
 @pytest.fixture
@@ -131,11 +139,17 @@ def test_quick_start_output_is_what_the_readme_shows(workdir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [pytest.param(c, id=where) for where, c in COMMANDS if not c.endswith("pytest")]
+    ("where", "command"),
+    [pytest.param(w, c, id=w) for w, c in COMMANDS if not c.endswith("pytest")],
 )
-def test_console_commands_run(command: str, workdir: Path) -> None:
+def test_console_commands_run(where: str, command: str, workdir: Path) -> None:
     result = run_command(command, workdir)
     assert result.returncode == 0, result.stderr
+    shown = SHOWN.get(where)
+    if shown is not None and shown.endswith("\n...\n"):
+        assert result.stdout.startswith(shown.removesuffix("...\n")), where
+    elif shown is not None:
+        assert result.stdout == shown, where
     argv = shlex.split(command)
     written = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
     if written and written[0] != "-" and argv[1] == "fuse":
@@ -163,6 +177,7 @@ def test_every_page_has_code_that_runs() -> None:
         assert page == "README.md" or page.startswith("docs/")
     assert {b.page for b in PYTHON} >= {"README.md", "docs/measures.md", "docs/trec.md"}
     assert len(PYTHON) + len(SPARK) >= 10 and len(COMMANDS) >= 15
+    assert len(SHOWN) >= 5  # the printed outputs of commands are compared too
 
 
 def test_spark_blocks_are_on_the_spark_page() -> None:
