@@ -955,7 +955,7 @@ def _trec_checked(
     """The fields of one TREC file, read in a stream, every line checked (`_line_checker`)."""
     lf = _trec_lines(path, fields, numeric, extra_ok=extra_ok, what=what)
     return lf.map_batches(
-        _line_checker(path, fields, what, extra_ok=extra_ok, numeric_fields=tuple(numeric)),
+        _line_checker(path, fields, what, extra_ok=extra_ok, numeric=numeric),
         schema=schema_of(lf, drop=(_NO, _BAD)),
         streamable=True,
     )
@@ -1098,14 +1098,23 @@ def _line_checker(
     what: str,
     *,
     extra_ok: bool,
-    numeric_fields: tuple[str, ...] = (),
+    numeric: dict[str, pl.DataType],
 ):
     """A map_batches function: raise on the first malformed line, naming file, line, content."""
+    numeric_fields = tuple(numeric)
 
     def check(df: pl.DataFrame) -> pl.DataFrame:
-        bad = df.filter(pl.col(_BAD))
-        if bad.height:
-            lineno = bad[_NO].min()
+        if df.get_column(_BAD).any():
+            # the file's first malformed line and their count in the whole file, not this
+            # batch's: the streaming engine checks batches in parallel, and the one that raises
+            # need not be the first (a run given as qrels was blamed at its line 1180)
+            lineno, count = (
+                _trec_lines(path, fields, numeric, extra_ok=extra_ok, what=what)
+                .filter(pl.col(_BAD))
+                .select(pl.col(_NO).min(), pl.len())
+                .collect(engine="streaming")
+                .row(0)
+            )
             content = _read_line(path, lineno)
             n_fields = len(_blank_split(content))
             rule = (
@@ -1119,12 +1128,22 @@ def _line_checker(
             )
             msg = (
                 f"{what} {_shown(path)}, line {lineno}: {rule}: {content!r} "
-                f"({bad.height} malformed lines in all)"
+                f"({count} malformed lines in all){_swapped(fields, n_fields)}"
             )
             raise InputError(msg)
         return df.drop(_NO, _BAD)
 
     return check
+
+
+def _swapped(fields: tuple[str, ...], n_fields: int) -> str:
+    """A hint when a malformed line has the other TREC file's fields: a run given as the qrels,
+    or qrels as a run (`preval trec RUN QRELS`, trec_eval's order being QRELS RUN)."""
+    if fields == QRELS_FIELDS and n_fields == len(RUN_FIELDS):
+        return "; this is a run's line (query Q0 doc rank score tag): is a run given as the qrels?"
+    if fields == RUN_FIELDS and n_fields == len(QRELS_FIELDS):
+        return "; this is a qrels line (query iter doc label): are qrels given as a run?"
+    return ""
 
 
 def _blank_split(text: str) -> list[str]:

@@ -1028,3 +1028,19 @@ def test_pairs_of_blanks_by_bytes_methods_and_by_numpy(data: bytes) -> None:
         want = any(a in edges and b in edges for a, b in itertools.pairwise(data))
         assert io._pairs_of_blanks(data, small=True, blank=blank) is want
         assert io._pairs_of_blanks(data, small=False, blank=blank) is want
+
+
+def test_run_and_qrels_swapped_are_named_at_the_first_line(capsys) -> None:
+    # a newcomer's `preval trec RUN QRELS`: the first line of the file and the count in the
+    # whole file (a batch checked in parallel was blamed: 'line 1180 ... 4719 malformed lines'),
+    # and what the line looks like
+    trec = Path(__file__).resolve().parents[1] / "fixtures" / "trec"
+    lines = sum(1 for _ in (trec / "bm25.run").open())
+    rc, _, err = cli(capsys, "trec", trec / "bm25.run", trec / "qrels.txt")
+    assert_one_line_error(rc, err)
+    assert "/bm25.run, line 1: expected 4 fields" in err
+    assert f"({lines} malformed lines in all); this is a run's line" in err
+    rc, _, err = cli(capsys, "trec", trec / "qrels.txt", trec / "qrels.txt")
+    assert_one_line_error(rc, err)
+    assert "/qrels.txt, line 1: expected 6 fields" in err
+    assert "this is a qrels line (query iter doc label): are qrels given as a run?" in err
