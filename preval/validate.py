@@ -81,6 +81,16 @@ def require_columns(
         also = [hint for role, hint in hints.items() if role in extra]
         if also:
             msg += f"; and the {'/'.join(extra)} ids: {', '.join(also)}"
+    if what != "qrels" and "label" in absent and "label" not in hints:
+        # a run evaluated alone: its judgments are elsewhere
+        msg += "; a run without labels needs its judgments: qrels=... (--qrels FILE)"
+    labels = [c for c in schema.names() if _norm(c) in SYNONYMS["label"]]
+    if what != "qrels" and "score" in absent and "label" not in columns and labels:
+        # `preval evaluate QRELS --qrels RUN`: the judgments where the run goes
+        msg += (
+            f"; it has a label column ({labels[0]!r}) and no score, as qrels do: "
+            "are the qrels given where the run goes?"
+        )
     ranks = [c for c in schema.names() if _norm(c) in _RANKS and c not in taken]
     if "score" in absent and "score" not in hints and ranks:
         # a recommender's output often ranks (1 = best): read as a score it ranks backwards

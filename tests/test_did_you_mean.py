@@ -157,6 +157,27 @@ def test_qrels_columns() -> None:
     )
 
 
+def test_a_run_without_qrels_is_told_to_give_them() -> None:
+    # a newcomer's first `preval evaluate run.csv`: labels are in another file
+    run = BASE.drop("label")
+    assert column_error(run) == (
+        "input: missing label column 'label' (columns present: query, doc, score, system); a "
+        "run without labels needs its judgments: qrels=... (--qrels FILE)"
+    )
+
+
+def test_qrels_given_where_the_run_goes_are_named_so() -> None:
+    # `preval evaluate qrels.csv --qrels run.csv`
+    qrels, run = BASE.select("query", "doc", "label"), BASE.drop("label")
+    with pytest.raises(MissingColumnError) as info:
+        preval.evaluate(qrels, ["AP"], qrels=run)
+    assert str(info.value) == (
+        "input: missing score column 'score' (columns present: query, doc, label); it has a "
+        "label column ('label') and no score, as qrels do: are the qrels given where the run "
+        "goes?"
+    )
+
+
 def test_names_close_to_the_one_asked_for() -> None:
     assert column_error(BASE, by="sytem").endswith("say which column holds it: by='system' "
                                                    "(--by system)")  # fmt: skip
