@@ -68,6 +68,13 @@ def require_columns(
             "to .tsv; write other separators as commas)"
         )
         raise MissingColumnError(msg)
+    numbers = [c for c in schema.names() if _is_number(c)]
+    if numbers:  # a CSV file without a header line: its first row was read as the names
+        msg += (
+            f"; column name {numbers[0]!r} is a number: is the first line data? A CSV file "
+            "needs a header line naming its columns (query,doc,score,label)"
+        )
+        raise MissingColumnError(msg)
     if "score" in absent:
         msg += _evaluated_hint(schema)
     optional = {r: n for r, n in (optional or {}).items() if r not in columns}
@@ -99,6 +106,14 @@ def require_columns(
             f"as the score (df.assign(score=-df[{ranks[0]!r}]), pl.col({ranks[0]!r}).neg())"
         )
     raise MissingColumnError(msg)
+
+
+def _is_number(name: str) -> bool:
+    try:
+        float(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _evaluated_hint(schema: pl.Schema) -> str:

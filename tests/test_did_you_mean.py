@@ -178,6 +178,18 @@ def test_qrels_given_where_the_run_goes_are_named_so() -> None:
     )
 
 
+def test_a_csv_file_without_a_header_line_says_so(tmp_path) -> None:
+    # its first row read as the names: not 'a run without labels'
+    path = tmp_path / "no_header.csv"
+    path.write_text("q1,d1,0.5,1\nq1,d2,0.4,0\n")
+    assert column_error(path) == (
+        f"input {path}: missing query column 'query', score column 'score', label column "
+        "'label' (columns present: q1, d1, 0.5, 1); column name '0.5' is a number: is the "
+        "first line data? A CSV file needs a header line naming its columns "
+        "(query,doc,score,label)"
+    )
+
+
 def test_names_close_to_the_one_asked_for() -> None:
     assert column_error(BASE, by="sytem").endswith("say which column holds it: by='system' "
                                                    "(--by system)")  # fmt: skip
