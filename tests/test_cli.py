@@ -391,6 +391,23 @@ def test_help_shows_examples(capsys: pytest.CaptureFixture[str], argv: list[str]
             assert option in out
 
 
+def test_every_subcommand_says_what_it_does_and_each_flag_what_it_means() -> None:
+    # `preval measures --help` printed its usage and a bare `--format {table,markdown}` only
+    import argparse
+
+    from preval.cli import COMMANDS, parser
+
+    subcommands = next(
+        a for a in parser([])._actions if isinstance(a, argparse._SubParsersAction)
+    ).choices
+    assert set(subcommands) == set(COMMANDS)
+    for name, command in subcommands.items():
+        assert command.description, name
+        for action in command._actions:
+            if action.help != argparse.SUPPRESS:
+                assert action.help, f"preval {name} {'/'.join(action.option_strings)}"
+
+
 def test_version() -> None:
     proc = python_m("--version")
     assert proc.returncode == 0
