@@ -303,6 +303,18 @@ def test_several_measures_in_one_request_are_named(request_: str, listed: str) -
     assert msg == f"{request_!r} names {n} measures: give each its own -m (or list entry): {listed}"
 
 
+@pytest.mark.parametrize(
+    ("request_", "listed"),
+    [("ndcg_cut.5,10", "'nDCG@5', 'nDCG@10'"), ("P.5,10,20", "'P@5', 'P@10', 'P@20'")],
+)
+def test_trec_evals_list_of_cutoffs_is_named_so(request_: str, listed: str) -> None:
+    # `preval trec -m P.5,10` is trec_eval's; `evaluate` said only 'cannot parse measure'
+    assert measure_error(request_) == (
+        f"{request_!r} is trec_eval's list of cutoffs: give each its own -m (or list entry): "
+        f"{listed} (preval trec reads it as trec_eval does)"
+    )
+
+
 def test_one_request_with_spaces_inside_brackets_still_parses() -> None:
     assert preval.measures.parse("P(rel=2, norm=min)@10").name == "P(norm=min,rel=2)@10"
     assert preval.measures.parse("nDCG(gains={1:3, 2:9})@10").name == "nDCG(gains={1:3,2:9})@10"
