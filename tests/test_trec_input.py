@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import preval
 from preval import io
+from preval import trec as trec_module
 from preval.cli import main
 from tests.commands import python_m
 from tests.profiles import examples
@@ -1044,3 +1045,21 @@ def test_run_and_qrels_swapped_are_named_at_the_first_line(capsys) -> None:
     assert_one_line_error(rc, err)
     assert "/qrels.txt, line 1: expected 6 fields" in err
     assert "this is a qrels line (query iter doc label): are qrels given as a run?" in err
+
+
+@pytest.mark.parametrize(
+    ("request_", "meant"),
+    [("nDCG@10", "ndcg_cut.10"), ("ndcg_cut_10", "ndcg_cut.10"), ("MAP", "map"),
+     ("mrr", "recip_rank"), ("P@10", "P.10"), ("R@100", "recall.100")],
+)  # fmt: skip
+def test_trec_m_names_trec_evals_spelling_of_another_one(request_: str, meant: str) -> None:
+    # preval's, ranx's and ir_measures' names are not trec_eval's -m: said which one is
+    with pytest.raises(preval.MeasureError) as e:
+        trec_module.parse_m([request_])
+    assert f"in -m {request_}; did you mean -m {meant}? known here: official," in str(e.value)
+
+
+def test_trec_m_unknown_without_a_guess() -> None:
+    with pytest.raises(preval.MeasureError) as e:
+        trec_module.parse_m(["foo"])
+    assert "unknown trec_eval measure 'foo' in -m foo; known here: official," in str(e.value)
