@@ -98,6 +98,27 @@ SHOWN = {
 }
 
 
+def _stderr_shown() -> dict[str, str]:
+    """A second ```text block right after a command's output, all of whose lines are
+    ``preval: ...``: what it says on stderr, by the command's page:line."""
+    found = {}
+    for i, b in enumerate(BLOCKS[:-2]):
+        out, err = BLOCKS[i + 1], BLOCKS[i + 2]
+        if f"{b.page}:{b.line + 1}" not in SHOWN or err.lang != "text" or err.page != b.page:
+            continue
+        lines = (ROOT / b.page).read_text(encoding="utf-8").split("\n")
+        end = out.line + out.code.count("\n")  # (0-based: the line after the closing fence)
+        between = lines[end + 1 : err.line - 1]
+        if not any(s.strip() for s in between) and all(
+            s.startswith("preval: ") for s in err.code.splitlines()
+        ):
+            found[f"{b.page}:{b.line + 1}"] = err.code
+    return found
+
+
+SHOWN_STDERR = _stderr_shown()
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
@@ -150,6 +171,8 @@ def test_console_commands_run(where: str, command: str, workdir: Path) -> None:
         assert result.stdout.startswith(shown.removesuffix("...\n")), where
     elif shown is not None:
         assert result.stdout == shown, where
+    if where in SHOWN_STDERR:
+        assert set(SHOWN_STDERR[where].splitlines()) <= set(result.stderr.splitlines()), where
     argv = shlex.split(command)
     written = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
     if written and written[0] != "-" and argv[1] == "fuse":
@@ -178,6 +201,7 @@ def test_every_page_has_code_that_runs() -> None:
     assert {b.page for b in PYTHON} >= {"README.md", "docs/measures.md", "docs/trec.md"}
     assert len(PYTHON) + len(SPARK) >= 10 and len(COMMANDS) >= 15
     assert len(SHOWN) >= 5  # the printed outputs of commands are compared too
+    assert SHOWN_STDERR  # and what one says on stderr
 
 
 def test_spark_blocks_are_on_the_spark_page() -> None:
