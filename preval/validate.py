@@ -69,11 +69,15 @@ def require_columns(
         )
         raise MissingColumnError(msg)
     numbers = [c for c in schema.names() if _is_number(c)]
-    if numbers:  # a CSV file without a header line: its first row was read as the names
+    if numbers and what.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+        # a CSV file without a header line: its first row was read as the names
         msg += (
             f"; column name {numbers[0]!r} is a number: is the first line data? A CSV file "
             "needs a header line naming its columns (query,doc,score,label)"
         )
+        raise MissingColumnError(msg)
+    if numbers:  # a frame made from an array (pandas' labels 0, 1, ...: "0", "1", ...)
+        msg += f"; column name {numbers[0]!r} is a number: name the columns"
         raise MissingColumnError(msg)
     if "score" in absent:
         msg += _evaluated_hint(schema)

@@ -190,6 +190,15 @@ def test_a_csv_file_without_a_header_line_says_so(tmp_path) -> None:
     )
 
 
+def test_a_frame_whose_column_names_are_numbers_is_told_to_name_them() -> None:
+    # a frame made from an array (pandas' default labels): not told of a CSV header line
+    frame = pl.DataFrame({"0": ["q"], "1": ["d"], "2": [0.5], "3": [1]})
+    assert column_error(frame) == (
+        "input: missing query column 'query', score column 'score', label column 'label' "
+        "(columns present: 0, 1, 2, 3); column name '0' is a number: name the columns"
+    )
+
+
 def test_names_close_to_the_one_asked_for() -> None:
     assert column_error(BASE, by="sytem").endswith("say which column holds it: by='system' "
                                                    "(--by system)")  # fmt: skip
