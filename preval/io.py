@@ -330,8 +330,25 @@ def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFram
         parts = _parquet_parts(Path(source))
         return parts if parts is not None else source
     kind = f"{type(source).__module__}.{type(source).__qualname__}"
-    msg = f"{what}: cannot read an object of type {kind} (expected {ACCEPTED})"
+    msg = f"{what}: cannot read an object of type {kind} (expected {ACCEPTED}){_peer_hint(source)}"
     raise InputError(msg)
+
+
+def _peer_hint(source: object) -> str:
+    """How to make a table of the run or qrels objects of pytrec_eval and ranx, which users of
+    those tools pass first."""
+    if type(source).__module__.split(".")[0] == "ranx":
+        return (
+            "; a ranx Run or Qrels: give its .to_dataframe(), with query='q_id', doc='doc_id' "
+            "(a Qrels frame holds the label in 'score': rename it 'label')"
+        )
+    if isinstance(source, dict) and source and all(isinstance(v, dict) for v in source.values()):
+        return (
+            "; a dict {query: {doc: value}}, as pytrec_eval and ranx take: make it rows, "
+            "pl.DataFrame([(q, d, v) for q, docs in run.items() for d, v in docs.items()], "
+            "schema=['query', 'doc', 'score'], orient='row') ('label' for qrels)"
+        )
+    return ""
 
 
 def _parquet_parts(path: Path) -> pl.LazyFrame | None:

@@ -337,3 +337,34 @@ def test_cli_several_measures_in_one_flag() -> None:
         "preval: error: 'AP P@10' names 2 measures: give each its own -m (or list entry): "
         "'AP', 'P@10'"
     ]
+
+
+def test_a_dict_of_dicts_is_told_how_to_make_rows() -> None:
+    # pytrec_eval's and ranx's {query: {doc: score}}: the first thing their users pass
+    run = {"q1": {"d1": 0.9, "d2": 0.5}}
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(run, ["AP"])
+    assert str(info.value).endswith(
+        "; a dict {query: {doc: value}}, as pytrec_eval and ranx take: make it rows, "
+        "pl.DataFrame([(q, d, v) for q, docs in run.items() for d, v in docs.items()], "
+        "schema=['query', 'doc', 'score'], orient='row') ('label' for qrels)"
+    )
+    rows = pl.DataFrame(  # and the code it gives runs
+        [(q, d, v) for q, docs in run.items() for d, v in docs.items()],
+        schema=["query", "doc", "score"], orient="row",
+    )  # fmt: skip
+    qrels = pl.DataFrame({"query": ["q1"], "doc": ["d1"], "label": [1]})
+    assert preval.evaluate(rows, ["AP"], qrels=qrels).collect()["AP"].to_list() == [1.0]
+
+
+def test_a_ranx_run_is_told_its_to_dataframe() -> None:
+    ranx = pytest.importorskip("ranx", reason="ranx is not installed (the bench extra has it)")
+    run, qrels = ranx.Run({"q1": {"d1": 0.9, "d2": 0.5}}), ranx.Qrels({"q1": {"d1": 1}})
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(run, ["AP"], qrels=qrels)
+    assert "a ranx Run or Qrels: give its .to_dataframe(), with query='q_id'" in str(info.value)
+    judged = qrels.to_dataframe().rename(columns={"score": "label"})
+    per_query = preval.evaluate(
+        run.to_dataframe(), ["AP"], qrels=judged, query="q_id", doc="doc_id"
+    ).collect()
+    assert per_query["AP"].to_list() == [1.0]
