@@ -798,7 +798,8 @@ def _field_checked(
             lineno, content, n, count = found
             msg = (
                 f"{what} {_shown(path)}, line {lineno}: expected {fields} fields as in the header, "
-                f"found {n}: {content!r} ({count} rows with a wrong field count) (rule: "
+                f"found {n}: {content!r} ({count} {'row' if count == 1 else 'rows'} with a "
+                "wrong field count) (rule: "
                 "every row has every column; write an empty field for a missing value, quote "
                 "fields that hold the separator)"
             )

@@ -368,3 +368,12 @@ def test_a_ranx_run_is_told_its_to_dataframe() -> None:
         run.to_dataframe(), ["AP"], qrels=judged, query="q_id", doc="doc_id"
     ).collect()
     assert per_query["AP"].to_list() == [1.0]
+
+
+def test_a_csv_comment_line_is_one_row_in_the_singular(tmp_path) -> None:
+    # a newcomer's '# comment' in a CSV: '(1 rows with a wrong field count)' before
+    path = tmp_path / "commented.csv"
+    path.write_text("query,doc,score,label\n# made by hand\nq1,d1,0.5,1\n")
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(path, ["AP"]).collect()
+    assert "found 1: '# made by hand' (1 row with a wrong field count)" in str(info.value)
