@@ -1146,7 +1146,8 @@ def _line_checker(
             )
             msg = (
                 f"{what} {_shown(path)}, line {lineno}: {rule}: {content!r} "
-                f"({count} malformed lines in all){_swapped(fields, n_fields)}"
+                f"({count} malformed {'line' if count == 1 else 'lines'} in all)"
+                f"{_swapped(fields, n_fields)}"
             )
             raise InputError(msg)
         return df.drop(_NO, _BAD)

@@ -1063,3 +1063,12 @@ def test_trec_m_unknown_without_a_guess() -> None:
     with pytest.raises(preval.MeasureError) as e:
         trec_module.parse_m(["foo"])
     assert "unknown trec_eval measure 'foo' in -m foo; known here: official," in str(e.value)
+
+
+def test_one_malformed_line_is_counted_in_the_singular(tmp_path, capsys) -> None:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "a.run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2\n")
+    run.write_text("q1 Q0 d1 1 0.5 a\n")
+    rc, _, err = cli(capsys, "trec", qrels, run)
+    assert rc == 2
+    assert err.rstrip().endswith("found 3: 'q1 0 d2' (1 malformed line in all)")
