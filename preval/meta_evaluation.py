@@ -15,6 +15,7 @@ need every system at once, so that step collects its small input of one row per 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -384,10 +385,15 @@ def discriminative_power(
     extras.require("scipy.stats", "discriminative power")
     source = io.scan(per_query, id_columns=(by, query), what="per-query table")
     done: list[pl.DataFrame] = []
+    # collected together (pl.collect_all, as preval agreement --power does), the two frames
+    # ran in two of Polars' threads at once and each made the comparison
+    once = threading.Lock()
 
     def pairs() -> pl.DataFrame:
         # one comparison serves both frames (its resamples are the costly part)
-        if not done:
+        with once:
+            if done:
+                return done[0]
             done.append(
                 compare(
                     source,
@@ -403,7 +409,7 @@ def discriminative_power(
                     missing=missing,
                 )
             )
-        return done[0]
+            return done[0]
 
     def summary() -> pl.DataFrame:
         result = pairs()

@@ -291,6 +291,29 @@ def test_building_collects_nothing() -> None:
     assert isinstance(power.summary, pl.LazyFrame)
 
 
+def test_discriminative_power_compares_once_when_both_frames_are_collected_together(
+    monkeypatch,
+) -> None:
+    # as preval agreement --power collects them: the two deferred frames ran at once in two of
+    # Polars' threads, and each made the whole comparison (its resamples: the costly part)
+    from preval import meta_evaluation
+
+    calls = []
+    compare = meta_evaluation.compare
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return compare(*args, **kwargs)
+
+    monkeypatch.setattr(meta_evaluation, "compare", counted)
+    parquet = Path(__file__).resolve().parents[1] / "fixtures" / "example.parquet"
+    per_query = preval.evaluate(parquet, ["AP"], by="system")
+    power = preval.discriminative_power(per_query, measures=["AP"], n_resamples=100)
+    summary_, curve = pl.collect_all([power.summary, power.curve])
+    assert len(calls) == 1
+    assert (summary_["pairs"][0], curve.height) == (3, 3)
+
+
 def test_bad_input() -> None:
     with pytest.raises(preval.InputError, match="second measure"):
         preval.agreement(summary([1.0, 2.0]), measure="AP")
