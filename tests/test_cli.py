@@ -732,3 +732,12 @@ def test_docs_cli_names_every_flag_of_each_subcommand() -> None:
                     for listed in re.findall(rf"{re.escape(flag)} ([\w-]+(?:\|[\w-]+)+)",
                                              sections[name]):  # fmt: skip
                         assert set(listed.split("|")) == set(action.choices), (name, flag)
+
+
+def test_evaluate_help_says_which_flags_need_the_stats_extra(capsys) -> None:
+    # a bare install's --ci 0.95 and --compare stop for scipy: the help says so beforehand
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "t and bca need scipy (preval[stats])" in out
+    assert "see preval compare for other tests; needs preval[stats])" in out
