@@ -741,3 +741,11 @@ def test_evaluate_help_says_which_flags_need_the_stats_extra(capsys) -> None:
     out = " ".join(capsys.readouterr().out.split())
     assert "t and bca need scipy (preval[stats])" in out
     assert "see preval compare for other tests; needs preval[stats])" in out
+
+
+def test_top_level_help_says_only_agreement_power_needs_the_stats_extra(capsys) -> None:
+    # agreement's Kendall's tau and tau_AP run on a bare install; --power needs scipy
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "and discriminative power (--power: needs preval[stats])" in out
