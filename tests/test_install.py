@@ -182,3 +182,23 @@ def test_discriminative_power_asks_for_scipy_before_it_runs() -> None:
     assert result.stdout.strip() == (
         "discriminative power needs scipy, which is not installed: pip install 'preval[stats]'"
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["preval.spark.evaluate(None, ['AP'])", "preval.spark.summarize(None)",
+     "preval.spark.fuse([None, None])"],
+)  # fmt: skip
+def test_preval_spark_without_pyspark_names_the_extra(call: str) -> None:
+    # it raised a bare "No module named 'pyspark'"
+    code = (
+        "import preval.spark\n"
+        "from preval.extras import MissingDependencyError\n"
+        f"try:\n    {call}\n"
+        "except MissingDependencyError as exc:\n    print(exc)\n"
+    )
+    result = _blocked(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "preval.spark needs pyspark, which is not installed: pip install 'preval[spark]'"
+    )
