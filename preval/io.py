@@ -330,8 +330,25 @@ def normalise(source: Source, what: str = "input") -> pl.DataFrame | pl.LazyFram
         parts = _parquet_parts(Path(source))
         return parts if parts is not None else source
     kind = f"{type(source).__module__}.{type(source).__qualname__}"
-    msg = f"{what}: cannot read an object of type {kind} (expected {ACCEPTED})"
+    msg = f"{what}: cannot read an object of type {kind} (expected {ACCEPTED}){_peer_hint(source)}"
     raise InputError(msg)
+
+
+def _peer_hint(source: object) -> str:
+    """How to make a table of the run or qrels objects of pytrec_eval and ranx, which users of
+    those tools pass first."""
+    if type(source).__module__.split(".")[0] == "ranx":
+        return (
+            "; a ranx Run or Qrels: give its .to_dataframe(), with query='q_id', doc='doc_id' "
+            "(a Qrels frame holds the label in 'score': rename it 'label')"
+        )
+    if isinstance(source, dict) and source and all(isinstance(v, dict) for v in source.values()):
+        return (
+            "; a dict {query: {doc: value}}, as pytrec_eval and ranx take: make it rows, "
+            "pl.DataFrame([(q, d, v) for q, docs in run.items() for d, v in docs.items()], "
+            "schema=['query', 'doc', 'score'], orient='row') ('label' for qrels)"
+        )
+    return ""
 
 
 def _parquet_parts(path: Path) -> pl.LazyFrame | None:
@@ -792,7 +809,8 @@ def _field_checked(
             lineno, content, n, count = found
             msg = (
                 f"{what} {_shown(path)}, line {lineno}: expected {fields} fields as in the header, "
-                f"found {n}: {content!r} ({count} rows with a wrong field count) (rule: "
+                f"found {n}: {content!r} ({count} {'row' if count == 1 else 'rows'} with a "
+                "wrong field count) (rule: "
                 "every row has every column; write an empty field for a missing value, quote "
                 "fields that hold the separator)"
             )
@@ -1156,9 +1174,19 @@ def _malformed(
     )
     msg = (
         f"{what} {_shown(path)}, line {first}: {rule}: {content!r} "
-        f"({counted(count, 'malformed line')} in all)"
+        f"({counted(count, 'malformed line')} in all){_swapped(fields, n_fields)}"
     )
     raise InputError(msg)
+
+
+def _swapped(fields: tuple[str, ...], n_fields: int) -> str:
+    """A hint when a malformed line has the other TREC file's fields: a run given as the qrels,
+    or qrels as a run (`preval trec RUN QRELS`, trec_eval's order being QRELS RUN)."""
+    if fields == QRELS_FIELDS and n_fields == len(RUN_FIELDS):
+        return "; this is a run's line (query Q0 doc rank score tag): is a run given as the qrels?"
+    if fields == RUN_FIELDS and n_fields == len(QRELS_FIELDS):
+        return "; this is a qrels line (query iter doc label): are qrels given as a run?"
+    return ""
 
 
 def _blank_split(text: str) -> list[str]:

@@ -15,14 +15,15 @@ need every system at once, so that step collects its small input of one row per 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
-from . import io
+from . import extras, io
 from .errors import InputError
 from .significance import check_options, compare
 
@@ -153,13 +154,8 @@ def agreement(
         "system"
     )
 
-    done: list[pl.DataFrame] = []
-
-    def scores() -> pl.DataFrame:
-        # the two frames share one collection of the (small) scores: one evaluation
-        if not done:
-            done.append(_checked(both.collect(), tables))
-        return done[0]
+    # the two frames share one collection of the (small) scores: one evaluation
+    scores = _once(lambda: _checked(both.collect(), tables))
 
     def statistics() -> pl.DataFrame:
         return _statistics(scores(), measure, other)
@@ -332,6 +328,30 @@ def _swapped(both: pl.DataFrame) -> pl.DataFrame:
     ).sort("rank_a_first", "rank_a_second", "first", "second")  # fmt: skip
 
 
+def _once(make: Callable[[], pl.DataFrame]) -> Callable[[], pl.DataFrame]:
+    """`make`, run once for the two deferred frames of a result, whichever is collected first:
+    collected together (pl.collect_all, as preval agreement does), they run in two of Polars'
+    threads at once, and each made it (the whole comparison, or the evaluation). Its error
+    too is raised by both, without running it again."""
+    lock = threading.Lock()
+    done: list[pl.DataFrame] = []
+    failed: list[BaseException] = []
+
+    def once() -> pl.DataFrame:
+        with lock:
+            if failed:
+                raise failed[0]
+            if not done:
+                try:
+                    done.append(make())
+                except BaseException as exc:
+                    failed.append(exc)
+                    raise
+            return done[0]
+
+    return once
+
+
 def discriminative_power(
     per_query: io.Source,
     *,
@@ -380,28 +400,27 @@ def discriminative_power(
         collected.
     """
     check_options(test, "none", missing, alpha, n_resamples)
+    # `compare` needs scipy whatever the test (its t interval): asked here, not in the deferred
+    # frames, where collecting both together raised it in one of Polars' threads while the other
+    # still ran, and the process then aborted or crashed at exit ('exception not rethrown')
+    extras.require("scipy.stats", "discriminative power")
     source = io.scan(per_query, id_columns=(by, query), what="per-query table")
-    done: list[pl.DataFrame] = []
-
-    def pairs() -> pl.DataFrame:
-        # one comparison serves both frames (its resamples are the costly part)
-        if not done:
-            done.append(
-                compare(
-                    source,
-                    baseline=None,
-                    measures=measures,
-                    by=by,
-                    query=query,
-                    test=test,
-                    correction="none",
-                    alpha=alpha,
-                    n_resamples=n_resamples,
-                    seed=seed,
-                    missing=missing,
-                )
-            )
-        return done[0]
+    # one comparison serves both frames (its resamples are the costly part)
+    pairs = _once(
+        lambda: compare(
+            source,
+            baseline=None,
+            measures=measures,
+            by=by,
+            query=query,
+            test=test,
+            correction="none",
+            alpha=alpha,
+            n_resamples=n_resamples,
+            seed=seed,
+            missing=missing,
+        )
+    )
 
     def summary() -> pl.DataFrame:
         result = pairs()

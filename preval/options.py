@@ -161,7 +161,8 @@ OPTIONS: dict[str, Option] = {
                parse=float),
         Option("ci_method", "intervals", "str", "t",
                "how the interval is computed: t (Student's t), percentile or bca (bootstrap "
-               "over queries, resamples shared by every system and measure)", SUMMARY,
+               "over queries, resamples shared by every system and measure); t and bca need "
+               "scipy (preval[stats])", SUMMARY,
                choices=CI_METHODS),
         Option("resamples", "intervals", "int", 10_000,
                "bootstrap resamples (compare: randomization and bootstrap resamples)",

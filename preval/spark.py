@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from . import custom
+from . import custom, extras
 from .api import evaluate as local_evaluate
 from .errors import InputError
 from .measures import GMAP_FLOOR, measure_columns
@@ -105,7 +105,7 @@ def evaluate(
         `summarize`). Bad data (NaN scores, duplicates ...) fails the Spark job with the
         `PrevalError` message of the local engine; bad columns or measures raise here.
     """
-    from pyspark.sql import functions as F
+    F = extras.require("pyspark.sql.functions", "preval.spark")  # (one line without it)
 
     columns, semantics = options.columns, options.semantics
     query, doc, score, label = columns.query, columns.doc, columns.score, columns.label
@@ -198,7 +198,7 @@ def summarize(
         in `preval.summarize`. Without keys, one row even for an empty input (``NumQ`` 0,
         rates null, counts 0).
     """
-    from pyspark.sql import functions as F
+    F = extras.require("pyspark.sql.functions", "preval.spark")  # (one line without it)
 
     names = per_query.columns
     specs = measure_columns(pl.Schema(dict.fromkeys(names, pl.Float64)))

@@ -90,9 +90,10 @@ def fuse(
     """
     from functools import reduce
 
-    from pyspark.sql import functions as F
-
+    from . import extras
     from .fusion import core
+
+    F = extras.require("pyspark.sql.functions", "preval.spark")  # (one line without it)
 
     m = core.get_method(method)
     norm_name = core.get_norm(norm, m)

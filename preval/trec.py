@@ -264,6 +264,28 @@ class Line:
     per_query: bool
 
 
+def _trec_spelling(option: str) -> str | None:
+    """trec_eval's ``-m`` for a measure spelt as preval, ranx or ir_measures spell it
+    (``nDCG@10``, ``ndcg_cut_10``, ``MAP``, ``mrr``: ``ndcg_cut.10``, ``map``, ``recip_rank``),
+    or None."""
+    from .measures import parse  # (the error path only)
+
+    try:
+        wanted = parse(option, hint=False).name
+    except MeasureError:
+        return None
+    cutoff = wanted.rpartition("@")[2] if "@" in wanted else None
+    for m in TREC_MEASURES:
+        for params in ([cutoff] if cutoff else []), None:
+            try:
+                found = [column for _, column in m.expand(params)]
+            except (MeasureError, ValueError):
+                continue
+            if wanted in found:
+                return f"{m.name}.{cutoff}" if params else m.name
+    return None
+
+
 def parse_m(options: Sequence[str], docs: int = 0, version: int = 9) -> list[Line]:
     """trec_eval ``-m`` options (``official``, ``P.5,10``, ``ndcg_cut.10`` ...) -> lines.
 
@@ -285,7 +307,9 @@ def parse_m(options: Sequence[str], docs: int = 0, version: int = 9) -> list[Lin
             continue
         if name not in BY_NAME:
             known = ", ".join([*NICKNAMES, *BY_NAME])
-            msg = f"unknown trec_eval measure {name!r} in -m {option}; known here: {known}"
+            meant = _trec_spelling(option)
+            meant = f"; did you mean -m {meant}?" if meant else ";"
+            msg = f"unknown trec_eval measure {name!r} in -m {option}{meant} known here: {known}"
             raise MeasureError(msg)
         if "." in option and not params:
             msg = f"-m {option}: empty parameter list"

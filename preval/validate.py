@@ -68,6 +68,17 @@ def require_columns(
             "to .tsv; write other separators as commas)"
         )
         raise MissingColumnError(msg)
+    numbers = [c for c in schema.names() if _is_number(c)]
+    if numbers and what.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+        # a CSV file without a header line: its first row was read as the names
+        msg += (
+            f"; column name {numbers[0]!r} is a number: is the first line data? A CSV file "
+            "needs a header line naming its columns (query,doc,score,label)"
+        )
+        raise MissingColumnError(msg)
+    if numbers:  # a frame made from an array (pandas' labels 0, 1, ...: "0", "1", ...)
+        msg += f"; column name {numbers[0]!r} is a number: name the columns"
+        raise MissingColumnError(msg)
     if "score" in absent:
         msg += _evaluated_hint(schema)
     optional = {r: n for r, n in (optional or {}).items() if r not in columns}
@@ -81,6 +92,16 @@ def require_columns(
         also = [hint for role, hint in hints.items() if role in extra]
         if also:
             msg += f"; and the {'/'.join(extra)} ids: {', '.join(also)}"
+    if what != "qrels" and "label" in absent and "label" not in hints:
+        # a run evaluated alone: its judgments are elsewhere
+        msg += "; a run without labels needs its judgments: qrels=... (--qrels FILE)"
+    labels = [c for c in schema.names() if _norm(c) in SYNONYMS["label"]]
+    if what != "qrels" and "score" in absent and "label" not in columns and labels:
+        # `preval evaluate QRELS --qrels RUN`: the judgments where the run goes
+        msg += (
+            f"; it has a label column ({labels[0]!r}) and no score, as qrels do: "
+            "are the qrels given where the run goes?"
+        )
     ranks = [c for c in schema.names() if _norm(c) in _RANKS and c not in taken]
     if "score" in absent and "score" not in hints and ranks:
         # a recommender's output often ranks (1 = best): read as a score it ranks backwards
@@ -89,6 +110,14 @@ def require_columns(
             f"as the score (df.assign(score=-df[{ranks[0]!r}]), pl.col({ranks[0]!r}).neg())"
         )
     raise MissingColumnError(msg)
+
+
+def _is_number(name: str) -> bool:
+    try:
+        float(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _evaluated_hint(schema: pl.Schema) -> str:

@@ -291,6 +291,45 @@ def test_building_collects_nothing() -> None:
     assert isinstance(power.summary, pl.LazyFrame)
 
 
+def test_agreement_reads_its_tables_once_when_both_frames_are_collected_together() -> None:
+    # as preval agreement collects them (statistics and swapped pairs): each read the tables
+    calls = []
+
+    def counted(df: pl.DataFrame) -> pl.DataFrame:
+        calls.append(df.height)
+        return df
+
+    table = summary([0.3, 0.2, 0.1]).with_columns(other=pl.Series([0.1, 0.2, 0.3]))
+    lazy = table.lazy().map_batches(counted, schema=table.schema)
+    result = preval.agreement(lazy, measure="AP", other="other")
+    statistics, swapped = pl.collect_all([result.statistics, result.swapped])
+    assert statistics["kendall_tau"][0] == pytest.approx(-1.0) and swapped.height == 3
+    assert len(calls) == 1  # one collection of the scores (a and b: one table here)
+
+
+def test_discriminative_power_compares_once_when_both_frames_are_collected_together(
+    monkeypatch,
+) -> None:
+    # as preval agreement --power collects them: the two deferred frames ran at once in two of
+    # Polars' threads, and each made the whole comparison (its resamples: the costly part)
+    from preval import meta_evaluation
+
+    calls = []
+    compare = meta_evaluation.compare
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return compare(*args, **kwargs)
+
+    monkeypatch.setattr(meta_evaluation, "compare", counted)
+    parquet = Path(__file__).resolve().parents[1] / "fixtures" / "example.parquet"
+    per_query = preval.evaluate(parquet, ["AP"], by="system")
+    power = preval.discriminative_power(per_query, measures=["AP"], n_resamples=100)
+    summary_, curve = pl.collect_all([power.summary, power.curve])
+    assert len(calls) == 1
+    assert (summary_["pairs"][0], curve.height) == (3, 3)
+
+
 def test_bad_input() -> None:
     with pytest.raises(preval.InputError, match="second measure"):
         preval.agreement(summary([1.0, 2.0]), measure="AP")

@@ -427,6 +427,9 @@ def test_the_command_says_which_run_lacks_judged_queries(capsys) -> None:
     # c has no line for q40: scored 0 when evaluated, so compare itself finds no gap
     assert "judged queries a run did not answer, scored 0 for it (trec_eval -c): c: 1\n" in err
     assert "40 queries per comparison" in err
+    # none filled by compare: not said ('up to 0 present for one system only' read as a
+    # contradiction of the line above)
+    assert "preval: 40 queries per comparison (judged queries, as trec_eval -c)\n" in err
     rc = main(["compare", *RUN_FILES[:2], "--qrels", QRELS_FILE, "-m", "AP"])
     _, err = capsys.readouterr()
     assert rc == 0 and "did not answer" not in err
@@ -554,3 +557,12 @@ def test_the_latex_table_is_a_booktabs_float_with_caption_and_label(capsys) -> N
     text = paper_table(preval.compare(per_query), "latex", test="t", correction="holm",
                        alpha=0.05)  # fmt: skip
     assert "(a) bm25\\_rm3 &" in text and "bm25_rm3" not in text
+
+
+def test_the_command_says_how_many_queries_it_filled(tmp_path, capsys) -> None:
+    table = tmp_path / "per_query.csv"
+    table.write_text("system,query,AP\na,q1,0.5\na,q2,0.25\nb,q1,0.75\n")
+    rc = main(["compare", str(table), "--per-query-table", "--baseline", "a"])
+    _, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "; up to 1 present for one system only (scored 0 for the system that lacks them)" in err

@@ -157,6 +157,48 @@ def test_qrels_columns() -> None:
     )
 
 
+def test_a_run_without_qrels_is_told_to_give_them() -> None:
+    # a newcomer's first `preval evaluate run.csv`: labels are in another file
+    run = BASE.drop("label")
+    assert column_error(run) == (
+        "input: missing label column 'label' (columns present: query, doc, score, system); a "
+        "run without labels needs its judgments: qrels=... (--qrels FILE)"
+    )
+
+
+def test_qrels_given_where_the_run_goes_are_named_so() -> None:
+    # `preval evaluate qrels.csv --qrels run.csv`
+    qrels, run = BASE.select("query", "doc", "label"), BASE.drop("label")
+    with pytest.raises(MissingColumnError) as info:
+        preval.evaluate(qrels, ["AP"], qrels=run)
+    assert str(info.value) == (
+        "input: missing score column 'score' (columns present: query, doc, label); it has a "
+        "label column ('label') and no score, as qrels do: are the qrels given where the run "
+        "goes?"
+    )
+
+
+def test_a_csv_file_without_a_header_line_says_so(tmp_path) -> None:
+    # its first row read as the names: not 'a run without labels'
+    path = tmp_path / "no_header.csv"
+    path.write_text("q1,d1,0.5,1\nq1,d2,0.4,0\n")
+    assert column_error(path) == (
+        f"input {path}: missing query column 'query', score column 'score', label column "
+        "'label' (columns present: q1, d1, 0.5, 1); column name '0.5' is a number: is the "
+        "first line data? A CSV file needs a header line naming its columns "
+        "(query,doc,score,label)"
+    )
+
+
+def test_a_frame_whose_column_names_are_numbers_is_told_to_name_them() -> None:
+    # a frame made from an array (pandas' default labels): not told of a CSV header line
+    frame = pl.DataFrame({"0": ["q"], "1": ["d"], "2": [0.5], "3": [1]})
+    assert column_error(frame) == (
+        "input: missing query column 'query', score column 'score', label column 'label' "
+        "(columns present: 0, 1, 2, 3); column name '0' is a number: name the columns"
+    )
+
+
 def test_names_close_to_the_one_asked_for() -> None:
     assert column_error(BASE, by="sytem").endswith("say which column holds it: by='system' "
                                                    "(--by system)")  # fmt: skip
@@ -270,6 +312,18 @@ def test_several_measures_in_one_request_are_named(request_: str, listed: str) -
     assert msg == f"{request_!r} names {n} measures: give each its own -m (or list entry): {listed}"
 
 
+@pytest.mark.parametrize(
+    ("request_", "listed"),
+    [("ndcg_cut.5,10", "'nDCG@5', 'nDCG@10'"), ("P.5,10,20", "'P@5', 'P@10', 'P@20'")],
+)
+def test_trec_evals_list_of_cutoffs_is_named_so(request_: str, listed: str) -> None:
+    # `preval trec -m P.5,10` is trec_eval's; `evaluate` said only 'cannot parse measure'
+    assert measure_error(request_) == (
+        f"{request_!r} is trec_eval's list of cutoffs: give each its own -m (or list entry): "
+        f"{listed} (preval trec reads it as trec_eval does)"
+    )
+
+
 def test_one_request_with_spaces_inside_brackets_still_parses() -> None:
     assert preval.measures.parse("P(rel=2, norm=min)@10").name == "P(norm=min,rel=2)@10"
     assert preval.measures.parse("nDCG(gains={1:3, 2:9})@10").name == "nDCG(gains={1:3,2:9})@10"
@@ -283,3 +337,43 @@ def test_cli_several_measures_in_one_flag() -> None:
         "preval: error: 'AP P@10' names 2 measures: give each its own -m (or list entry): "
         "'AP', 'P@10'"
     ]
+
+
+def test_a_dict_of_dicts_is_told_how_to_make_rows() -> None:
+    # pytrec_eval's and ranx's {query: {doc: score}}: the first thing their users pass
+    run = {"q1": {"d1": 0.9, "d2": 0.5}}
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(run, ["AP"])
+    assert str(info.value).endswith(
+        "; a dict {query: {doc: value}}, as pytrec_eval and ranx take: make it rows, "
+        "pl.DataFrame([(q, d, v) for q, docs in run.items() for d, v in docs.items()], "
+        "schema=['query', 'doc', 'score'], orient='row') ('label' for qrels)"
+    )
+    rows = pl.DataFrame(  # and the code it gives runs
+        [(q, d, v) for q, docs in run.items() for d, v in docs.items()],
+        schema=["query", "doc", "score"], orient="row",
+    )  # fmt: skip
+    qrels = pl.DataFrame({"query": ["q1"], "doc": ["d1"], "label": [1]})
+    assert preval.evaluate(rows, ["AP"], qrels=qrels).collect()["AP"].to_list() == [1.0]
+
+
+def test_a_ranx_run_is_told_its_to_dataframe() -> None:
+    ranx = pytest.importorskip("ranx", reason="ranx is not installed (the bench extra has it)")
+    run, qrels = ranx.Run({"q1": {"d1": 0.9, "d2": 0.5}}), ranx.Qrels({"q1": {"d1": 1}})
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(run, ["AP"], qrels=qrels)
+    assert "a ranx Run or Qrels: give its .to_dataframe(), with query='q_id'" in str(info.value)
+    judged = qrels.to_dataframe().rename(columns={"score": "label"})
+    per_query = preval.evaluate(
+        run.to_dataframe(), ["AP"], qrels=judged, query="q_id", doc="doc_id"
+    ).collect()
+    assert per_query["AP"].to_list() == [1.0]
+
+
+def test_a_csv_comment_line_is_one_row_in_the_singular(tmp_path) -> None:
+    # a newcomer's '# comment' in a CSV: '(1 rows with a wrong field count)' before
+    path = tmp_path / "commented.csv"
+    path.write_text("query,doc,score,label\n# made by hand\nq1,d1,0.5,1\n")
+    with pytest.raises(preval.InputError) as info:
+        preval.evaluate(path, ["AP"]).collect()
+    assert "found 1: '# made by hand' (1 row with a wrong field count)" in str(info.value)

@@ -86,6 +86,9 @@ def test_cli_help_and_evaluate_run_without_the_extras() -> None:
         (["evaluate", "{parquet}", "--by", "system", "--compare", "bm25", "-q"], "stats"),
         (["compare", "{parquet}", "--baseline", "bm25"], "stats"),
         (["plot", "roc", "{parquet}", "-o", "{tmp}/roc.png"], "plot"),
+        (["evaluate", "{parquet}", "--by", "system", "--ci", "0.95", "-q"], "stats"),
+        (["power", "{parquet}", "-m", "AP", "--delta", "0.02", "--baseline", "bm25"], "stats"),
+        (["agreement", "{parquet}", "-m", "AP", "-m", "P@10", "--power"], "stats"),
     ],
 )
 def test_a_missing_extra_is_one_line_naming_it(args: list[str], extra: str, tmp_path) -> None:
@@ -159,3 +162,43 @@ def test_no_import_cycle_between_the_modules() -> None:
 
     cycles = sorted(m for m in graph if m in reaches(m))
     assert cycles == [], cycles
+
+
+def test_discriminative_power_asks_for_scipy_before_it_runs() -> None:
+    # asked inside its two deferred frames, the missing scipy was raised in one of Polars'
+    # threads while the other ran, and `preval agreement --power` aborted at exit (rc 134, 139)
+    code = (
+        "from preval.meta_evaluation import discriminative_power\n"
+        "from preval.extras import MissingDependencyError\n"
+        "import polars as pl\n"
+        "per_query = pl.DataFrame({'system': ['a', 'b'], 'query': ['q', 'q'], 'AP': [0.1, 0.2]})\n"
+        "try:\n"
+        "    discriminative_power(per_query, measures=['AP'])\n"
+        "except MissingDependencyError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = _blocked(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "discriminative power needs scipy, which is not installed: pip install 'preval[stats]'"
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["preval.spark.evaluate(None, ['AP'])", "preval.spark.summarize(None)",
+     "preval.spark.fuse([None, None])"],
+)  # fmt: skip
+def test_preval_spark_without_pyspark_names_the_extra(call: str) -> None:
+    # it raised a bare "No module named 'pyspark'"
+    code = (
+        "import preval.spark\n"
+        "from preval.extras import MissingDependencyError\n"
+        f"try:\n    {call}\n"
+        "except MissingDependencyError as exc:\n    print(exc)\n"
+    )
+    result = _blocked(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "preval.spark needs pyspark, which is not installed: pip install 'preval[spark]'"
+    )

@@ -5,8 +5,9 @@ Every page is checked: README.md and every docs/*.md but the generated docs/api.
 has a test of its own below). Each ```python block is executed in a temporary directory that
 holds `fixtures`; a ```text block right after it (blank lines only between) is what it
 prints. Each `$ ` line of a ```console block is run there (`pip install ...` parts are done
-by the test environment; `preval` is `python -m preval`). Blocks that need a Spark session
-are run by tests/test_readme_spark.py instead.
+by the test environment; `preval` is `python -m preval`), and a block of one command followed
+by a ```text block must print that (its first lines, if its last line is `...`). Blocks that
+need a Spark session are run by tests/test_readme_spark.py instead.
 """
 
 from __future__ import annotations
@@ -88,6 +89,34 @@ COMMANDS = [
     for n, line in enumerate(b.code.splitlines(), start=1)
     if line.startswith("$ ")
 ]
+# what a console block of one command prints (the ```text block after it), by the command's
+# page:line; a last line `...` shows the first lines only
+SHOWN = {
+    f"{b.page}:{b.line + 1}": b.output
+    for b in BLOCKS
+    if b.lang == "console" and b.output is not None and b.code.count("\n$ ") == 0
+}
+
+
+def _stderr_shown() -> dict[str, str]:
+    """A second ```text block right after a command's output, all of whose lines are
+    ``preval: ...``: what it says on stderr, by the command's page:line."""
+    found = {}
+    for i, b in enumerate(BLOCKS[:-2]):
+        out, err = BLOCKS[i + 1], BLOCKS[i + 2]
+        if f"{b.page}:{b.line + 1}" not in SHOWN or err.lang != "text" or err.page != b.page:
+            continue
+        lines = (ROOT / b.page).read_text(encoding="utf-8").split("\n")
+        end = out.line + out.code.count("\n")  # (0-based: the line after the closing fence)
+        between = lines[end + 1 : err.line - 1]
+        if not any(s.strip() for s in between) and all(
+            s.startswith("preval: ") for s in err.code.splitlines()
+        ):
+            found[f"{b.page}:{b.line + 1}"] = err.code
+    return found
+
+
+SHOWN_STDERR = _stderr_shown()
 
 
 @pytest.fixture
@@ -131,11 +160,19 @@ def test_quick_start_output_is_what_the_readme_shows(workdir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [pytest.param(c, id=where) for where, c in COMMANDS if not c.endswith("pytest")]
+    ("where", "command"),
+    [pytest.param(w, c, id=w) for w, c in COMMANDS if not c.endswith("pytest")],
 )
-def test_console_commands_run(command: str, workdir: Path) -> None:
+def test_console_commands_run(where: str, command: str, workdir: Path) -> None:
     result = run_command(command, workdir)
     assert result.returncode == 0, result.stderr
+    shown = SHOWN.get(where)
+    if shown is not None and shown.endswith("\n...\n"):
+        assert result.stdout.startswith(shown.removesuffix("...\n")), where
+    elif shown is not None:
+        assert result.stdout == shown, where
+    if where in SHOWN_STDERR:
+        assert set(SHOWN_STDERR[where].splitlines()) <= set(result.stderr.splitlines()), where
     argv = shlex.split(command)
     written = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
     if written and written[0] != "-" and argv[1] == "fuse":
@@ -163,6 +200,8 @@ def test_every_page_has_code_that_runs() -> None:
         assert page == "README.md" or page.startswith("docs/")
     assert {b.page for b in PYTHON} >= {"README.md", "docs/measures.md", "docs/trec.md"}
     assert len(PYTHON) + len(SPARK) >= 10 and len(COMMANDS) >= 15
+    assert len(SHOWN) >= 5  # the printed outputs of commands are compared too
+    assert SHOWN_STDERR  # and what one says on stderr
 
 
 def test_spark_blocks_are_on_the_spark_page() -> None:

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import preval
 from preval import io
+from preval import trec as trec_module
 from preval.cli import main
 from tests.commands import python_m
 from tests.profiles import examples
@@ -1050,3 +1051,46 @@ def test_pairs_of_blanks_by_bytes_methods_and_by_numpy(data: bytes) -> None:
         want = any(a in edges and b in edges for a, b in itertools.pairwise(data))
         assert io._pairs_of_blanks(data, small=True, blank=blank) is want
         assert io._pairs_of_blanks(data, small=False, blank=blank) is want
+
+
+def test_run_and_qrels_swapped_are_named_at_the_first_line(capsys) -> None:
+    # a newcomer's `preval trec RUN QRELS`: the first line of the file and the count in the
+    # whole file (a batch checked in parallel was blamed: 'line 1180 ... 4719 malformed lines'),
+    # and what the line looks like
+    trec = Path(__file__).resolve().parents[1] / "fixtures" / "trec"
+    lines = sum(1 for _ in (trec / "bm25.run").open())
+    rc, _, err = cli(capsys, "trec", trec / "bm25.run", trec / "qrels.txt")
+    assert_one_line_error(rc, err)
+    assert "/bm25.run, line 1: expected 4 fields" in err
+    assert f"({lines} malformed lines in all); this is a run's line" in err
+    rc, _, err = cli(capsys, "trec", trec / "qrels.txt", trec / "qrels.txt")
+    assert_one_line_error(rc, err)
+    assert "/qrels.txt, line 1: expected 6 fields" in err
+    assert "this is a qrels line (query iter doc label): are qrels given as a run?" in err
+
+
+@pytest.mark.parametrize(
+    ("request_", "meant"),
+    [("nDCG@10", "ndcg_cut.10"), ("ndcg_cut_10", "ndcg_cut.10"), ("MAP", "map"),
+     ("mrr", "recip_rank"), ("P@10", "P.10"), ("R@100", "recall.100")],
+)  # fmt: skip
+def test_trec_m_names_trec_evals_spelling_of_another_one(request_: str, meant: str) -> None:
+    # preval's, ranx's and ir_measures' names are not trec_eval's -m: said which one is
+    with pytest.raises(preval.MeasureError) as e:
+        trec_module.parse_m([request_])
+    assert f"in -m {request_}; did you mean -m {meant}? known here: official," in str(e.value)
+
+
+def test_trec_m_unknown_without_a_guess() -> None:
+    with pytest.raises(preval.MeasureError) as e:
+        trec_module.parse_m(["foo"])
+    assert "unknown trec_eval measure 'foo' in -m foo; known here: official," in str(e.value)
+
+
+def test_one_malformed_line_is_counted_in_the_singular(tmp_path, capsys) -> None:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "a.run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2\n")
+    run.write_text("q1 Q0 d1 1 0.5 a\n")
+    rc, _, err = cli(capsys, "trec", qrels, run)
+    assert rc == 2
+    assert err.rstrip().endswith("found 3: 'q1 0 d2' (1 malformed line in all)")

@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p = subparsers.add_parser(
         "agreement",
         help="rank correlation of two rankings of the systems (Kendall's tau, tau_AP) and "
-        "discriminative power (needs preval[stats])",
+        "discriminative power (--power: needs preval[stats])",
         description="Rank the systems of INPUT by several measures (the first -m against each "
         "of the others), or by one measure on two tables (--against) or two sets of judgments "
         "(--against-qrels), and report Kendall's tau-b, tau_AP (the first ranking as the "

@@ -115,10 +115,12 @@ def run(args: argparse.Namespace) -> int:
     rule = "scored 0 for the system that lacks them" if args.missing == "zero" else "dropped"
     for note in notes:  # after the comparison: an error is the one line printed
         print(note, file=sys.stderr)
+    # (none filled here when the evaluation scored them already, as --queries judged does:
+    # 'up to 0 present for one system only' read as a contradiction of the line above)
+    one_only = f"; up to {filled} present for one system only ({rule})" if filled else ""
     print(
         f"preval: {counted(int(result['queries'].max() or 0), 'query', 'queries')} "
-        f"per comparison ({averaged}); "
-        f"up to {filled} present for one system only ({rule})",
+        f"per comparison ({averaged}){one_only}",
         file=sys.stderr,
     )
     if args.format in ("markdown", "latex"):

@@ -104,7 +104,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         metavar="BASELINE",
         help="after the summary, compare the systems of the (single) --by column query by "
         "query: paired t-test, Holm correction, against BASELINE or every pair (see "
-        "preval compare for other tests)",
+        "preval compare for other tests; needs preval[stats])",
     )
     ev.add_argument(
         "--format",

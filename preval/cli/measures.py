@@ -8,8 +8,20 @@ from ..measures import catalogue_rows, markdown_table
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    ms = subparsers.add_parser("measures", help="list the measure catalogue")
-    ms.add_argument("--format", choices=("table", "markdown"), default="table")
+    ms = subparsers.add_parser(
+        "measures",
+        help="list the measure catalogue",
+        description="List every measure: its name with its parameters and cutoff, what it "
+        "computes, and its aliases (trec_eval's, ir_measures' and ranx's names, which -m "
+        "also takes). docs/measures.md says more.",
+    )
+    ms.add_argument(
+        "--format",
+        choices=("table", "markdown"),
+        default="table",
+        help="table: one line per measure; markdown: the table of docs/measures.md "
+        "(default: table)",
+    )
     return ms
 
 

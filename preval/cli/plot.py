@@ -42,7 +42,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("kind", choices=("pr", "roc"))
+    p.add_argument(
+        "kind",
+        choices=("pr", "roc"),
+        help="pr: precision against recall; roc: true positive rate against false positive rate",
+    )
     p.add_argument(
         "input",
         help="joined table or run: .parquet, .pq, .csv, .tsv, .tab, or a TREC run file (any "
@@ -72,7 +76,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="interpolated curves (pooled curves; each query's ROC curve before the mean; "
         "the mean PR curve is interpolated precision already)",
     )
-    p.add_argument("--title", default=None)
+    p.add_argument("--title", default=None, help="the figure's title (default: none)")
     common.add_engine_arguments(p)
     return p
 

@@ -108,6 +108,16 @@ def parse(text: str, *, hint: bool = True) -> Spec:
     ranx_level = _RANX_LEVEL.match(raw)
     if ranx_level and ranx_level["name"].lower() in _ALIASES:
         raise MeasureError(_ranx_level_message(text, ranx_level))
+    cutoffs = re.fullmatch(r"(?P<name>[A-Za-z_]+)\.(?P<list>\d+(?:,\d+)+)", raw)
+    listed = []
+    if cutoffs:
+        listed = _parsed(f"{cutoffs['name']}.{c}" for c in cutoffs["list"].split(","))
+    if len(listed) > 1:  # trec_eval's -m P.5,10: preval trec reads it, a request is one measure
+        msg = (
+            f"{text!r} is trec_eval's list of cutoffs: give each its own -m (or list entry): "
+            f"{', '.join(repr(s) for s in listed)} (preval trec reads it as trec_eval does)"
+        )
+        raise MeasureError(msg)
     several = _several(raw)
     if several:  # ir_measures' command line takes "AP P@10" in one argument
         listed = ", ".join(repr(s) for s in several)
