@@ -429,8 +429,8 @@ def _measure_table(x, present, cols, base, name, pairs, test, alpha, n_resamples
         filled = [0] * k
     low = high = np.full(k, np.nan)
     if n > 1:
-        special = extras.require("scipy.special", "the t-test's interval")
-        sstats = extras.require("scipy.stats", "the t-test's interval")
+        special = extras.require("scipy.special", "compare's interval of each delta")
+        sstats = extras.require("scipy.stats", "compare's interval of each delta")
 
         half = sstats.t.ppf(1 - alpha / 2, n - 1) * sd / np.sqrt(n)
         low, high = delta - half, delta + half

@@ -202,3 +202,24 @@ def test_preval_spark_without_pyspark_names_the_extra(call: str) -> None:
     assert result.stdout.strip() == (
         "preval.spark needs pyspark, which is not installed: pip install 'preval[spark]'"
     )
+
+
+def test_compare_without_scipy_names_what_needs_it() -> None:
+    # every test's row has the t interval of its delta: the message named "the t-test's
+    # interval" when randomization was asked
+    code = (
+        "import preval, polars as pl\n"
+        "from preval.extras import MissingDependencyError\n"
+        "per_query = pl.DataFrame({'system': ['a', 'a', 'b', 'b'], 'query': ['q', 'r'] * 2,\n"
+        "                          'AP': [0.1, 0.3, 0.2, 0.5]})\n"
+        "try:\n"
+        "    preval.compare(per_query, baseline='a', test='randomization').collect()\n"
+        "except MissingDependencyError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = _blocked(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "compare's interval of each delta needs scipy, which is not installed: "
+        "pip install 'preval[stats]'"
+    )
