@@ -494,3 +494,15 @@ def test_a_table_given_as_a_path_is_named_by_its_file(tmp_path) -> None:
     with pytest.raises(preval.InputError, match=r"systems of table a .*sum_a\.csv missing from "
                        r"table b .*sum_b\.csv: \['s1'\]"):  # fmt: skip
         preval.agreement(a, b, measure="AP").statistics.collect()
+
+
+def test_cli_against_table_is_named_by_its_file(capsys, tmp_path: Path) -> None:
+    # the CLI scanned --against itself and handed a frame: the message said "table b" alone
+    against = tmp_path / "other.csv"
+    against.write_text("system,query,XX\na,q1,0.5\nb,q1,0.2\n")
+    rc = main(["agreement", str(FIXTURE), "-m", "AP", "--against", str(against)])
+    _, err = capsys.readouterr()
+    assert rc == 2
+    assert err.splitlines()[-1] == (
+        f"preval: error: table b {against}: missing column 'AP' (columns: system, query, XX)"
+    )

@@ -9,7 +9,7 @@ import sys
 
 import polars as pl
 
-from .. import io, options, report
+from .. import options, report
 from ..errors import InputError
 from ..meta_evaluation import agreement, discriminative_power
 from ..significance import MISSING, TESTS
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         return _power(args, per_query, measures, resampling)
     second = None
     if args.against:
-        second = io.scan(args.against, what="--against table")
+        second = args.against  # (a path: its messages name the file)
     elif args.against_qrels:
         if args.per_query_table:
             msg = "--against-qrels evaluates INPUT again: INPUT cannot be a per-query table"
