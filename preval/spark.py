@@ -304,8 +304,10 @@ def _unused_id(dtype: pl.DataType, taken: pl.Series) -> Any:
     if top is None:
         return 0
     low = as_number.min()
-    # below the smallest id when the largest is the dtype's own maximum
-    return top + 1 if top < dtype.max() else low - 1  # type: ignore[attr-defined,operator]
+    # below the smallest id when the largest is the dtype's own maximum (`dtype.max()` is an
+    # expression: evaluate it to a number)
+    largest = pl.select(dtype.max()).item()  # type: ignore[attr-defined]
+    return top + 1 if top < largest else low - 1  # type: ignore[operator]
 
 
 def _present(sdf: DataFrame, wanted: list[str | None]) -> list[str]:
