@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from . import custom
 from .api import evaluate as local_evaluate
-from .errors import InputError
+from .errors import InputError, PrevalError
 from .measures import GMAP_FLOOR, measure_columns
 from .options import Options, accepts
 from .spark_arrow import (
@@ -39,6 +39,7 @@ from .spark_arrow import (
     _arrow_schema,
     _bucket,
     _collect,
+    _counted_in_bucket,
     _empty,
     _frame,
     _quote,
@@ -103,7 +104,8 @@ def evaluate(
     pyspark.sql.DataFrame
         One row per evaluated (by..., query), unordered (sort it, or summarize it with
         `summarize`). Bad data (NaN scores, duplicates ...) fails the Spark job with the
-        `PrevalError` message of the local engine; bad columns or measures raise here.
+        `PrevalError` message of the local engine (with several buckets, its count of rows
+        is the failing bucket's, and it says so); bad columns or measures raise here.
     """
     from pyspark.sql import functions as F
 
@@ -141,7 +143,8 @@ def evaluate(
         raise InputError(msg)
 
     if qrels is None:
-        kernel = _Kernel(measures, options, arrow_schema, names, shipped=shipped)
+        kernel = _Kernel(measures, options, arrow_schema, names, shipped=shipped,
+                         num_buckets=num_buckets)  # fmt: skip
 
         def evaluate_bucket(run: pa.Table) -> pa.Table:
             return kernel(run)
@@ -159,7 +162,7 @@ def evaluate(
     if system_cols and semantics.queries == "judged":
         found = sdf.select(*[internal[c] for c in system_cols]).distinct()
         systems = _collect(found).rename(names, strict=False)
-    kernel = _Kernel(measures, options, arrow_schema, names, systems, shipped)
+    kernel = _Kernel(measures, options, arrow_schema, names, systems, shipped, num_buckets)
 
     def evaluate_bucket_with_qrels(run: pa.Table, judgments: pa.Table) -> pa.Table:
         return kernel(run, judgments)
@@ -251,6 +254,7 @@ class _Kernel:
     systems: pl.DataFrame | None = None  # with qrels: every system of the whole run
     # the custom measures requested, registered on the worker before it evaluates
     shipped: tuple[custom.CustomMeasure, ...] = ()
+    num_buckets: int = 1  # (a data rule's count of rows is one bucket's when there are more)
 
     def __call__(self, run: pa.Table, qrels: pa.Table | None = None) -> pa.Table:
         custom.ensure(self.shipped)
@@ -258,7 +262,11 @@ class _Kernel:
         judgments = None if qrels is None else _frame(qrels).rename(self.names, strict=False)
         if self.systems is not None and judgments is not None and judgments.height:
             frame = _with_every_system(frame, judgments, self.systems, self.options)
-        out = local_evaluate(frame, self.measures, qrels=judgments, options=self.options).collect()
+        try:
+            out = local_evaluate(frame, self.measures, qrels=judgments, options=self.options)
+            out = out.collect()
+        except PrevalError as error:
+            raise _counted_in_bucket(error, self.num_buckets) from None
         # applyInArrow checks types strictly: Polars writes large_string, string views, UInt32
         return out.to_arrow().select(self.schema.names).cast(self.schema)
 

@@ -247,3 +247,65 @@ def test_cli_spark_sql_runs_in_spark(spark, capsys: pytest.CaptureFixture[str]) 
                            queries="retrieved").collect()  # fmt: skip
     assert got.height == want.height > 0
     assert_same_table(got, want, ["system", "query"])
+
+
+# --- bad input through the Spark face -----------------------------------------------------------
+
+
+def spark_error(action) -> str:
+    """The preval message inside the Spark job's failure (the worker's last error line)."""
+    with pytest.raises(Exception) as info:  # a PythonException around preval's error
+        action()
+    text = str(info.value)
+    start = text.rfind("preval.errors.")
+    assert start >= 0, text[-2000:]
+    return text[start:].splitlines()[0].split(": ", 1)[1]
+
+
+def local_error(action) -> str:
+    with pytest.raises(preval.PrevalError) as info:
+        action()
+    return str(info.value)
+
+
+RUN = pl.DataFrame({"system": ["a", "a", "b", "b"], "query": ["1", "1", "2", "2"],
+                    "doc": ["x", "y", "x", "y"], "score": [1.0, 2.0, 3.0, 2.0]})  # fmt: skip
+QRELS = pl.DataFrame({"query": ["1", "1", "2"], "doc": ["x", "y", "x"], "label": [1, 0, 2]})
+NAN = pl.when(pl.col("doc") == "y").then(float("nan"))
+NULL_ID = pl.when(pl.col("doc") == "y").then(None)
+BAD_INPUTS = {
+    "duplicate run row": (pl.concat([RUN, RUN.head(1)]), QRELS),
+    "NaN score": (RUN.with_columns(NAN.otherwise(pl.col("score")).alias("score")), QRELS),
+    "null query id": (RUN.with_columns(NULL_ID.otherwise(pl.col("query")).alias("query")), QRELS),
+    "null doc id": (RUN.with_columns(NULL_ID.otherwise(pl.col("doc")).alias("doc")), QRELS),
+    "duplicate qrels row": (RUN, pl.concat([QRELS, QRELS.head(1)])),
+    "null qrels label": (RUN, QRELS.with_columns(pl.lit(None, pl.Int64).alias("label"))),
+    "NaN qrels label": (RUN, QRELS.with_columns(NAN.otherwise(pl.col("label")).alias("label"))),
+    "null qrels query": (RUN, QRELS.with_columns(NULL_ID.otherwise("query").alias("query"))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_data_fails_the_job_with_the_local_message(spark, case) -> None:
+    # one bucket: the worker sees the whole table, so the message (rule, count, example) is
+    # the local engine's word for word
+    run, qrels = BAD_INPUTS[case]
+    want = local_error(lambda: preval.evaluate(run, ["AP"], qrels=qrels, by="system").collect())
+    sdf = pspark.evaluate(to_spark(spark, run), ["AP"], qrels=to_spark(spark, qrels),
+                          by="system", num_buckets=1)  # fmt: skip
+    assert spark_error(sdf.collect) == want
+
+
+def test_a_count_from_one_of_several_buckets_says_so(spark) -> None:
+    # 20 queries, each with one document twice: the local engine counts 40 rows. A worker
+    # counts the rows of its own bucket of queries; the message gave that count as the
+    # table's ("input: 10 rows repeat ..."), a wrong number in an error message. It now says
+    # that the count is one bucket's.
+    table = pl.DataFrame({"query": [f"q{i}" for i in range(20)] * 2, "doc": ["x"] * 40,
+                          "score": [1.0] * 40, "label": [1] * 40})  # fmt: skip
+    assert "input: 40 rows repeat" in local_error(lambda: preval.evaluate(table, ["AP"]).collect())
+    message = spark_error(pspark.evaluate(to_spark(spark, table), ["AP"], num_buckets=4).collect)
+    assert "rows repeat a (query, doc) pair" in message
+    assert message.endswith(
+        "(counted in the one bucket of whole queries, of 4, that failed: the table may hold more)"
+    )
