@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from . import custom
 from .api import evaluate as local_evaluate
-from .errors import InputError, PrevalError
+from .errors import InputError, MissingColumnError, PrevalError
 from .measures import GMAP_FLOOR, measure_columns
 from .options import Options, accepts
 from .spark_arrow import (
@@ -119,6 +119,7 @@ def evaluate(
     )
     # Inside Spark the columns go by plain internal names (pyspark's cogroup looks columns up
     # by name, and a dot in a name reads as a struct field); the kernel gives the user's back.
+    given = (sdf, qrels)
     qrels_cols = [] if qrels is None else _present(qrels, [*by_cols, query, doc, label])
     names = {f"_c{i}": c for i, c in enumerate(dict.fromkeys([*run_cols, *qrels_cols]))}
     internal = {c: n for n, c in names.items()}
@@ -130,7 +131,11 @@ def evaluate(
     # measures and options raise here, and its output schema is the Spark result's.
     empty_run = _empty(sdf).rename(names, strict=False)
     empty_qrels = None if qrels is None else _empty(qrels).rename(names, strict=False)
-    probe = local_evaluate(empty_run, measures, qrels=empty_qrels, options=options).collect()
+    try:
+        probe = local_evaluate(empty_run, measures, qrels=empty_qrels, options=options).collect()
+    except MissingColumnError:
+        _probe_every_column(*given, measures, options)  # (raises with the inputs' columns)
+        raise
     out_schema = _spark_schema(probe.schema)
     # measures defined in this session (`preval.define_measure`) go with the job
     shipped = custom.defined(measures)
@@ -316,6 +321,19 @@ def _unused_id(dtype: pl.DataType, taken: pl.Series) -> Any:
     # expression: evaluate it to a number)
     largest = pl.select(dtype.max()).item()  # type: ignore[attr-defined]
     return top + 1 if top < largest else low - 1  # type: ignore[operator]
+
+
+def _probe_every_column(
+    run: DataFrame, qrels: DataFrame | None, measures: list[str], options: Options
+) -> None:
+    """The local engine on empty frames of every column of the inputs: its message about a
+    missing column lists the columns present, which are the inputs', not the few selected."""
+    try:
+        every_run = _empty(run)
+        every_qrels = None if qrels is None else _empty(qrels)
+    except TypeError:  # a Spark type with no Arrow type: the message of the selected columns
+        return
+    local_evaluate(every_run, measures, qrels=every_qrels, options=options).collect()
 
 
 def _present(sdf: DataFrame, wanted: list[str | None]) -> list[str]:

@@ -296,6 +296,19 @@ def test_bad_data_fails_the_job_with_the_local_message(spark, case) -> None:
     assert spark_error(sdf.collect) == want
 
 
+def test_bad_columns_raise_on_the_driver_as_locally(spark) -> None:
+    # the message about a missing column listed the columns Spark had selected ("columns
+    # present: query, doc"), not the input's (system, query, doc)
+    for run, qrels in ((RUN.drop("score"), QRELS), (RUN, QRELS.drop("label")),
+                       (RUN.with_columns(pl.col("score").cast(pl.String)), QRELS)):  # fmt: skip
+        want = local_error(lambda r=run, q=qrels: preval.evaluate(r, ["AP"], qrels=q))
+        got = local_error(
+            lambda r=run, q=qrels: pspark.evaluate(to_spark(spark, r), ["AP"],
+                                                   qrels=to_spark(spark, q), num_buckets=1)
+        )  # fmt: skip
+        assert got == want
+
+
 def test_a_count_from_one_of_several_buckets_says_so(spark) -> None:
     # 20 queries, each with one document twice: the local engine counts 40 rows. A worker
     # counts the rows of its own bucket of queries; the message gave that count as the
