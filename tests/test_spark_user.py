@@ -322,3 +322,56 @@ def test_a_count_from_one_of_several_buckets_says_so(spark) -> None:
     assert message.endswith(
         "(counted in the one bucket of whole queries, of 4, that failed: the table may hold more)"
     )
+
+
+# --- fusion inside Spark against preval.fuse ----------------------------------------------------
+
+
+def fusion_runs(seed: int) -> list[pl.DataFrame]:
+    """Three runs with tied scores (a few integer values), runs missing some queries."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    runs = []
+    for r in range(3):
+        rows = [
+            (f"q{q}", f"d{d}", float(rng.integers(0, 4)))
+            for q in range(8 - r)
+            for d in rng.choice(12, size=int(rng.integers(1, 9)), replace=False)
+        ]
+        runs.append(pl.DataFrame(rows, schema=["query", "doc", "score"], orient="row"))
+    return runs
+
+
+FUSIONS = [("rrf", None), ("comb_sum", None), ("comb_mnz", "min-max"), ("comb_sum", "min-max")]
+
+
+@pytest.mark.parametrize(("method", "norm"), FUSIONS)
+def test_spark_fusion_equals_preval_fuse(spark, method, norm) -> None:
+    runs = fusion_runs(7)
+    want = preval.fuse(runs, method, norm, ties="trec").collect().sort("query", "rank")
+    got = collected(pspark.fuse([to_spark(spark, r) for r in runs], method, norm, ties="trec",
+                                num_buckets=3)).sort("query", "rank")  # fmt: skip
+    assert got.columns == want.columns == ["query", "doc", "score", "rank"]
+    assert got.schema["rank"] == pl.Int64  # documented: a long (Spark has no unsigned type)
+    assert got.select("query", "doc").rows() == want.select("query", "doc").rows()
+    assert got["rank"].to_list() == want["rank"].to_list()
+    assert (got["score"] - want["score"]).abs().max() <= 1e-12
+
+
+def test_spark_fusion_bad_run_is_named_as_locally(spark) -> None:
+    # a run given in a dict is named by its key in preval.fuse's messages; the Spark kernel
+    # got the runs as a list and said "in run run1" for the run named "bad"
+    good, bad = fusion_runs(1)[:2]
+    bad = pl.concat([bad, bad.head(1)])
+    want = local_error(lambda: preval.fuse({"good": good, "bad": bad}, "rrf").collect())
+    assert "in run bad " in want
+    fused = pspark.fuse({"good": to_spark(spark, good), "bad": to_spark(spark, bad)}, "rrf",
+                        num_buckets=1)  # fmt: skip
+    assert spark_error(fused.collect) == want
+    # several buckets: the count is the failing bucket's, and the message says so
+    nan = bad.with_columns(pl.lit(float("nan")).alias("score"))
+    fused = pspark.fuse([to_spark(spark, good), to_spark(spark, nan)], "rrf", num_buckets=3)
+    message = spark_error(fused.collect)
+    assert message.startswith("run 1: column 'score' is NaN in ")
+    assert message.endswith("of 3, that failed: the table may hold more)")
