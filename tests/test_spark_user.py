@@ -375,3 +375,35 @@ def test_spark_fusion_bad_run_is_named_as_locally(spark) -> None:
     message = spark_error(fused.collect)
     assert message.startswith("run 1: column 'score' is NaN in ")
     assert message.endswith("of 3, that failed: the table may hold more)")
+
+
+# --- Parquet directories written by Spark, read by the CLI --------------------------------------
+
+
+def test_cli_reads_a_spark_directory_with_hive_partitions(spark, tmp_path) -> None:
+    # Spark writes part files, _SUCCESS, .crc files and system=.../query=.../ folders (values
+    # escaped: "bm 25/x" is system=bm 25%2Fx). The partition values reach the system and
+    # query columns as the strings they were: "007" was read as the integer 7, which the
+    # qrels' "007" did not match, and every query scored 0 with no error.
+    from preval.cli import main
+
+    run = pl.DataFrame({
+        "system": ["bm 25/x", "bm 25/x", "bm 25/x", "01", "01", "1"],
+        "query": ["007", "007", "010", "007", "010", "010"],
+        "doc": ["a", "b", "c", "b", "a", "c"], "score": [2.0, 1.0, 1.0, 3.0, 1.0, 2.0],
+    })  # fmt: skip
+    qrels = pl.DataFrame({"query": ["007", "007", "010"], "doc": ["a", "b", "c"],
+                          "label": [1, 0, 2]})  # fmt: skip
+    folder = tmp_path / "run"
+    to_spark(spark, run).write.partitionBy("system", "query").parquet(str(folder))
+    assert (folder / "_SUCCESS").exists() and (folder / "system=bm 25%2Fx" / "query=007").is_dir()
+    qrels.write_csv(tmp_path / "qrels.csv")
+    out = tmp_path / "per_query.parquet"
+    args = ["evaluate", str(folder), "--qrels", str(tmp_path / "qrels.csv"), "--by", "system",
+            "-m", "AP", "-m", "NumRelRet", "--per-query", str(out), "--summary", "-"]  # fmt: skip
+    assert main(args) == 0
+    want = preval.evaluate(run, ["AP", "NumRelRet"], qrels=qrels, by="system").collect()
+    assert_same_table(pl.read_parquet(out), want, ["system", "query"])
+    # hand-checked, systems "01", "1", "bm 25/x" by query: 01 ranks b (not relevant) first
+    # for 007 and lacks c for 010; 1 did not answer 007; bm 25/x ranks a, then c, first
+    assert want["AP"].to_list() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
