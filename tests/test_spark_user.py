@@ -126,8 +126,14 @@ def check_evaluate(spark, data, qrels, by, options, buckets) -> None:
     want_pq = want.collect()
     keys = [*([by] if isinstance(by, str) else by), "query"]
     assert_same_table(collected(sdf), want_pq, keys)
-    # the schema Spark declares (before any job) is the local table's too
+    # the schema Spark declares (before any job) is the local table's too, and the one the
+    # docs promise: a long for a count, else a double; ids and keys keep their types
     assert collected(sdf.limit(0)).schema == want_pq.schema
+    declared = dict(sdf.dtypes)
+    for m in MEASURES:
+        assert declared[m] == ("bigint" if preval.measures.parse(m).is_count else "double"), m
+    spark_type = {pl.Int64: "bigint", pl.String: "string"}  # (with qrels, as local joins them)
+    assert declared["query"] == spark_type[want_pq.schema["query"]]
     got_summary = collected(pspark.summarize(sdf))
     assert_same_table(got_summary, preval.summarize(want_pq).collect(), keys[:-1])
 
@@ -189,7 +195,18 @@ def spark_sql_summary(view: str, measures: list[str], by: str) -> str:
     return f"SELECT {by}, {', '.join(parts)} FROM {view} GROUP BY {by} ORDER BY {by}"
 
 
-def check_spark_sql(spark, data: pl.DataFrame, qrels: pl.DataFrame | None, options: dict) -> None:
+def check_spark_sql(
+    spark, data: pl.DataFrame, qrels: pl.DataFrame | None, options: dict, ansi: bool
+) -> None:
+    # the docs say the text runs in ANSI mode (Spark 4's default) or not
+    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())
+    try:
+        _check_spark_sql(spark, data, qrels, options)
+    finally:
+        spark.conf.unset("spark.sql.ansi.enabled")
+
+
+def _check_spark_sql(spark, data: pl.DataFrame, qrels: pl.DataFrame | None, options: dict) -> None:
     if options["by"] is None:
         data = data.filter(pl.col("system") == "a").drop("system")
     text = preval.sql(sql_parity.MEASURES, table="results", dialect="spark",
@@ -213,15 +230,15 @@ def check_spark_sql(spark, data: pl.DataFrame, qrels: pl.DataFrame | None, optio
 
 
 @FEW
-@given(data=sql_parity.joined_tables(), options=sql_parity.OPTIONS)
-def test_spark_sql_joined_table_random(spark, data, options) -> None:
-    check_spark_sql(spark, data, None, options)
+@given(data=sql_parity.joined_tables(), options=sql_parity.OPTIONS, ansi=st.booleans())
+def test_spark_sql_joined_table_random(spark, data, options, ansi) -> None:
+    check_spark_sql(spark, data, None, options, ansi)
 
 
 @FEW
-@given(tables=sql_parity.runs_and_qrels(), options=sql_parity.OPTIONS)
-def test_spark_sql_run_and_qrels_random(spark, tables, options) -> None:
-    check_spark_sql(spark, *tables, options)
+@given(tables=sql_parity.runs_and_qrels(), options=sql_parity.OPTIONS, ansi=st.booleans())
+def test_spark_sql_run_and_qrels_random(spark, tables, options, ansi) -> None:
+    check_spark_sql(spark, *tables, options, ansi)
 
 
 def test_cli_spark_sql_runs_in_spark(spark, capsys: pytest.CaptureFixture[str]) -> None:
