@@ -287,7 +287,10 @@ def _with_every_system(
     """
     cols = systems.columns
     present = run.select(cols).unique()
-    missing = systems.join(present, on=cols, how="anti", nulls_equal=True)
+    # (a system with a null key is refused by the local engine in the buckets that hold its
+    # rows; a made-up row for it would be refused in every other bucket too, with the made-up
+    # query as the example)
+    missing = systems.join(present, on=cols, how="anti", nulls_equal=True).drop_nulls(cols)
     if not missing.height:
         return run
     query, doc, score = options.columns.query, options.columns.doc, options.columns.score

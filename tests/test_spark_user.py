@@ -424,3 +424,21 @@ def test_cli_reads_a_spark_directory_with_hive_partitions(spark, tmp_path) -> No
     # hand-checked, systems "01", "1", "bm 25/x" by query: 01 ranks b (not relevant) first
     # for 007 and lacks c for 010; 1 did not answer 007; bm 25/x ranks a, then c, first
     assert want["AP"].to_list() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+
+
+def test_null_system_is_refused_with_a_real_example(spark) -> None:
+    # with qrels, a bucket without some system gets one made-up row (query 'q3~preval') so
+    # that the local engine scores that system's unanswered queries 0; for the null system
+    # that row was itself refused, and the job's message gave the made-up query as the
+    # example of a null system. Only q1's bucket (the real null row) fails now.
+    run = pl.DataFrame({"system": [None, "A", "A", "A", "A"],
+                        "query": ["q1", "q1", "q2", "q3", "q4"], "doc": ["x"] * 5,
+                        "score": [1.0] * 5}, schema_overrides={"system": pl.String})  # fmt: skip
+    qrels = pl.DataFrame({"query": ["q1", "q2", "q3", "q4"], "doc": ["x"] * 4, "label": [1] * 4})
+    want = local_error(lambda: preval.evaluate(run, ["AP"], qrels=qrels, by="system").collect())
+    assert want.endswith("example: query 'q1', doc 'x'")
+    sdf = pspark.evaluate(to_spark(spark, run), ["AP"], qrels=to_spark(spark, qrels),
+                          by="system", num_buckets=8)  # (q1 alone in its bucket)  # fmt: skip
+    message = spark_error(sdf.collect)
+    assert "~preval" not in message
+    assert message.startswith(want + " (counted in the one bucket")
