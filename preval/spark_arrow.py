@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from .errors import DuplicateError, InvalidValueError
+from .errors import DuplicateError, InvalidValueError, PrevalError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -40,7 +40,7 @@ def default_buckets(sdf: DataFrame) -> int:
     return max(1, by_size, spread)
 
 
-def _counted_in_bucket(error: Exception, num_buckets: int) -> Exception:
+def _counted_in_bucket(error: PrevalError, num_buckets: int) -> PrevalError:
     """A data rule's error raised on one bucket, saying so: its count of offending rows (and
     its example) are the bucket's, not the table's, when there are several buckets."""
     if num_buckets <= 1 or not isinstance(error, (InvalidValueError, DuplicateError)):
