@@ -359,8 +359,21 @@ def _parquet_parts(path: Path) -> pl.LazyFrame | None:
     suffix = _parquet_directory(path)
     if suffix is None:
         return None
+    # The partition values are read as the strings the folders hold: inferred, a query or
+    # system "007" became the integer 7, which matched no "007" of the qrels (every query
+    # scored 0), and systems "01" and "1" became one. (Polars needs every key's type.)
+    part = next(
+        parts
+        for p in path.rglob(f"*{suffix}")
+        if p.is_file() and not _hidden(parts := p.relative_to(path).parts)
+    )
+    keys = [n.split("=", 1)[0] for n in part[:-1] if "=" in n]
     # (a glob: Polars refuses a directory that also holds .crc or other files)
-    return pl.scan_parquet(str(path / "**" / f"*{suffix}"), hive_partitioning=True)
+    return pl.scan_parquet(
+        str(path / "**" / f"*{suffix}"),
+        hive_partitioning=True,
+        hive_schema=dict.fromkeys(keys, pl.String) if keys else None,
+    )
 
 
 def _parquet_directory(path: Path) -> str | None:
@@ -369,13 +382,17 @@ def _parquet_directory(path: Path) -> str | None:
     if not path.is_dir():
         return None
     suffixes = {
-        p.suffix
-        for p in path.rglob("*")
-        if p.is_file() and not any(n.startswith((".", "_")) for n in p.relative_to(path).parts)
+        p.suffix for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path).parts)
     }
     if len(suffixes) != 1 or next(iter(suffixes)).lower() not in _PARQUET:
         return None
     return next(iter(suffixes))
+
+
+def _hidden(parts: tuple[str, ...]) -> bool:
+    """A file of a Parquet directory that is no part: hidden or ``_``-named (``_SUCCESS``,
+    ``.crc`` files, Spark's ``_temporary``), itself or a folder above it."""
+    return any(n.startswith((".", "_")) for n in parts)
 
 
 def as_polars(obj: object, what: str = "input") -> pl.DataFrame | pl.LazyFrame | None:

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from . import custom, extras
 from .api import evaluate as local_evaluate
-from .errors import InputError
+from .errors import InputError, MissingColumnError, PrevalError
 from .measures import GMAP_FLOOR, measure_columns
 from .options import Options, accepts
 from .spark_arrow import (
@@ -39,6 +39,7 @@ from .spark_arrow import (
     _arrow_schema,
     _bucket,
     _collect,
+    _counted_in_bucket,
     _empty,
     _frame,
     _quote,
@@ -103,7 +104,8 @@ def evaluate(
     pyspark.sql.DataFrame
         One row per evaluated (by..., query), unordered (sort it, or summarize it with
         `summarize`). Bad data (NaN scores, duplicates ...) fails the Spark job with the
-        `PrevalError` message of the local engine; bad columns or measures raise here.
+        `PrevalError` message of the local engine (with several buckets, its count of rows
+        is the failing bucket's, and it says so); bad columns or measures raise here.
     """
     F = extras.require("pyspark.sql.functions", "preval.spark")  # (one line without it)
 
@@ -116,6 +118,7 @@ def evaluate(
     run_cols = _present(sdf, [*by_cols, query, doc, score, *counts, label])
     # Inside Spark the columns go by plain internal names (pyspark's cogroup looks columns up
     # by name, and a dot in a name reads as a struct field); the kernel gives the user's back.
+    given = (sdf, qrels)
     qrels_cols = [] if qrels is None else _present(qrels, [*by_cols, query, doc, label])
     names = {f"_c{i}": c for i, c in enumerate(dict.fromkeys([*run_cols, *qrels_cols]))}
     internal = {c: n for n, c in names.items()}
@@ -127,7 +130,11 @@ def evaluate(
     # measures and options raise here, and its output schema is the Spark result's.
     empty_run = _empty(sdf).rename(names, strict=False)
     empty_qrels = None if qrels is None else _empty(qrels).rename(names, strict=False)
-    probe = local_evaluate(empty_run, measures, qrels=empty_qrels, options=options).collect()
+    try:
+        probe = local_evaluate(empty_run, measures, qrels=empty_qrels, options=options).collect()
+    except MissingColumnError:
+        _probe_every_column(*given, measures, options)  # (raises with the inputs' columns)
+        raise
     out_schema = _spark_schema(probe.schema)
     # measures defined in this session (`preval.define_measure`) go with the job
     shipped = custom.defined(measures)
@@ -140,7 +147,8 @@ def evaluate(
         raise InputError(msg)
 
     if qrels is None:
-        kernel = _Kernel(measures, options, arrow_schema, names, shipped=shipped)
+        kernel = _Kernel(measures, options, arrow_schema, names, shipped=shipped,
+                         num_buckets=num_buckets)  # fmt: skip
 
         def evaluate_bucket(run: pa.Table) -> pa.Table:
             return kernel(run)
@@ -158,7 +166,7 @@ def evaluate(
     if system_cols and semantics.queries == "judged":
         found = sdf.select(*[internal[c] for c in system_cols]).distinct()
         systems = _collect(found).rename(names, strict=False)
-    kernel = _Kernel(measures, options, arrow_schema, names, systems, shipped)
+    kernel = _Kernel(measures, options, arrow_schema, names, systems, shipped, num_buckets)
 
     def evaluate_bucket_with_qrels(run: pa.Table, judgments: pa.Table) -> pa.Table:
         return kernel(run, judgments)
@@ -250,6 +258,7 @@ class _Kernel:
     systems: pl.DataFrame | None = None  # with qrels: every system of the whole run
     # the custom measures requested, registered on the worker before it evaluates
     shipped: tuple[custom.CustomMeasure, ...] = ()
+    num_buckets: int = 1  # (a data rule's count of rows is one bucket's when there are more)
 
     def __call__(self, run: pa.Table, qrels: pa.Table | None = None) -> pa.Table:
         custom.ensure(self.shipped)
@@ -257,7 +266,11 @@ class _Kernel:
         judgments = None if qrels is None else _frame(qrels).rename(self.names, strict=False)
         if self.systems is not None and judgments is not None and judgments.height:
             frame = _with_every_system(frame, judgments, self.systems, self.options)
-        out = local_evaluate(frame, self.measures, qrels=judgments, options=self.options).collect()
+        try:
+            out = local_evaluate(frame, self.measures, qrels=judgments, options=self.options)
+            out = out.collect()
+        except PrevalError as error:
+            raise _counted_in_bucket(error, self.num_buckets) from None
         # applyInArrow checks types strictly: Polars writes large_string, string views, UInt32
         return out.to_arrow().select(self.schema.names).cast(self.schema)
 
@@ -273,7 +286,10 @@ def _with_every_system(
     """
     cols = systems.columns
     present = run.select(cols).unique()
-    missing = systems.join(present, on=cols, how="anti", nulls_equal=True)
+    # (a system with a null key is refused by the local engine in the buckets that hold its
+    # rows; a made-up row for it would be refused in every other bucket too, with the made-up
+    # query as the example)
+    missing = systems.join(present, on=cols, how="anti", nulls_equal=True).drop_nulls(cols)
     if not missing.height:
         return run
     query, doc, score = options.columns.query, options.columns.doc, options.columns.score
@@ -303,8 +319,23 @@ def _unused_id(dtype: pl.DataType, taken: pl.Series) -> Any:
     if top is None:
         return 0
     low = as_number.min()
-    # below the smallest id when the largest is the dtype's own maximum
-    return top + 1 if top < dtype.max() else low - 1  # type: ignore[attr-defined,operator]
+    # below the smallest id when the largest is the dtype's own maximum (`dtype.max()` is an
+    # expression: evaluate it to a number)
+    largest = pl.select(dtype.max()).item()  # type: ignore[attr-defined]
+    return top + 1 if top < largest else low - 1  # type: ignore[operator]
+
+
+def _probe_every_column(
+    run: DataFrame, qrels: DataFrame | None, measures: list[str], options: Options
+) -> None:
+    """The local engine on empty frames of every column of the inputs: its message about a
+    missing column lists the columns present, which are the inputs', not the few selected."""
+    try:
+        every_run = _empty(run)
+        every_qrels = None if qrels is None else _empty(qrels)
+    except TypeError:  # a Spark type with no Arrow type: the message of the selected columns
+        return
+    local_evaluate(every_run, measures, qrels=every_qrels, options=options).collect()
 
 
 def _present(sdf: DataFrame, wanted: list[str | None]) -> list[str]:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from .errors import DuplicateError, InvalidValueError, PrevalError
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
@@ -36,6 +38,17 @@ def default_buckets(sdf: DataFrame) -> int:
     by_size = math.ceil(rows / ROWS_PER_BUCKET)
     spread = min(parallelism, math.ceil(rows / MIN_ROWS_PER_BUCKET))
     return max(1, by_size, spread)
+
+
+def _counted_in_bucket(error: PrevalError, num_buckets: int) -> PrevalError:
+    """A data rule's error raised on one bucket, saying so: its count of offending rows (and
+    its example) are the bucket's, not the table's, when there are several buckets."""
+    if num_buckets <= 1 or not isinstance(error, (InvalidValueError, DuplicateError)):
+        return error
+    note = f"counted in the one bucket of whole queries, of {num_buckets}, that failed"
+    said = type(error)(f"{error} ({note}: the table may hold more)")
+    said.example, said.hints = error.example, error.hints
+    return said
 
 
 def _frame(table: pa.Table) -> pl.DataFrame:

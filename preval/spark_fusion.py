@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from .errors import InputError
+from .errors import InputError, PrevalError
 from .spark_arrow import (
     _BUCKET,
     _arrow_schema,
     _bucket,
+    _counted_in_bucket,
     _empty,
     _frame,
     _quote,
@@ -129,16 +130,19 @@ def fuse(
             parts = [p.withColumn(col, F.col(col).cast("string")) for p in parts]
     rows = reduce(lambda a, b: a.unionByName(b), parts)
 
+    # the runs' names, as preval.fuse names them in its messages (a dict's keys)
+    names = tuple(str(n) for n, _ in named) if isinstance(runs, Mapping) else None
     kernel = _Kernel(m.name, norm_name, None if weights is None else tuple(weights), chosen,
-                     learned, len(named), with_rank, None, ties)  # fmt: skip
+                     learned, len(named), with_rank, None, ties, names)  # fmt: skip
     probe = kernel.fused(_empty(rows))
     out_schema = _spark_schema(probe.schema)
-    kernel = _Kernel(**{**kernel.__dict__, "schema": _arrow_schema(out_schema)})
     if num_buckets is None:
         num_buckets = default_buckets(rows)
     elif isinstance(num_buckets, bool) or not isinstance(num_buckets, int) or num_buckets < 1:
         msg = f"num_buckets must be a whole number >= 1, got {num_buckets!r}"
         raise InputError(msg)
+    kernel = _Kernel(**{**kernel.__dict__, "schema": _arrow_schema(out_schema),
+                        "num_buckets": num_buckets})  # fmt: skip
 
     def fuse_bucket(table: pa.Table) -> pa.Table:
         return kernel(table)
@@ -163,6 +167,8 @@ class _Kernel:
     with_rank: bool
     schema: pa.Schema | None
     ties: str = "input"
+    names: tuple[str, ...] | None = None  # a dict's keys, which name the runs in messages
+    num_buckets: int = 1  # (a data rule's count of rows is one bucket's when there are more)
 
     def fused(self, rows: pl.DataFrame) -> pl.DataFrame:
         from .fusion import core
@@ -170,13 +176,17 @@ class _Kernel:
         frames = [
             rows.filter(pl.col(_RUN) == i).select("query", "doc", "score") for i in range(self.runs)
         ]
-        stacked = core.stack(frames, ties=self.ties)
+        runs = frames if self.names is None else dict(zip(self.names, frames, strict=True))
+        stacked = core.stack(runs, ties=self.ties)
         learned = None if self.learned is None else self.learned.lazy()
         fused = core.apply(stacked, self.method, norm=self.norm, weights=self.weights,
                            learned=learned, params=self.params)  # fmt: skip
         return core.present(fused, with_rank=self.with_rank).collect()
 
     def __call__(self, table: pa.Table) -> pa.Table:
-        out = self.fused(_frame(table))
+        try:
+            out = self.fused(_frame(table))
+        except PrevalError as error:
+            raise _counted_in_bucket(error, self.num_buckets) from None
         # applyInArrow checks types strictly: Polars writes large_string, string views, UInt32
         return out.to_arrow().select(self.schema.names).cast(self.schema)
