@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .. import custom, validate
+from .. import validate
 from ..measures import Spec, reads_judged_rows
 from ..measures import build as build_measure
 from ..ranking import (
@@ -104,7 +104,7 @@ def aggregate(
     checks = validate.check_exprs(rules, has_doc=has_doc, has_pad=pads)
     status = status_exprs(ranking, judged, pads=pads)
     exprs = [*[build_measure(s, ranking) for s in specs], *strings, *status, *checks]
-    custom.check_outputs(ranked, group, specs, ranking)
+    _check_custom(ranked, group, specs, ranking)
     if presorted and runs:
         # Polars groups several keys by hashing even when they are sorted; a run number is one
         # key, sorted by construction (given as a column, or numbered here)
@@ -200,7 +200,7 @@ def aggregate_top(
         .with_row_index(POSITION)
     )
     values = ranked.group_by(group).agg(*[build_measure(s, top) for s in specs], *strings)
-    custom.check_outputs(ranked, group, specs, top)
+    _check_custom(ranked, group, specs, top)
     names = [s.name for s in specs] + [e.meta.output_name() for e in strings]
     audit = [c for c in stats.collect_schema().names() if c not in (*group, *total_names)]
     return stats.join(values, on=group, how="left", nulls_equal=True).select(*group, *names, *audit)
@@ -218,3 +218,14 @@ def judgment_totals(columns: Ranking, judged_count: pl.Expr) -> list[pl.Expr]:
         ],
         *[rows_view.ideal_dcg_of_rows(k).alias(c) for k, c in columns.ideal_cutoffs.items()],
     ]
+
+
+def _check_custom(
+    ranked: pl.LazyFrame, group: list[str], specs: Sequence[Spec], ranking: Ranking
+) -> None:
+    """`custom.check_outputs` for the user-defined measures among `specs`; the module is
+    imported only when there are some (a command evaluating built-in measures never loads it)."""
+    if any(s.definition.custom is not None for s in specs):
+        from .. import custom
+
+        custom.check_outputs(ranked, group, specs, ranking)
