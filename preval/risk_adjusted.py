@@ -84,11 +84,16 @@ def risk(
     return _risk(per_query, baseline, measures, alpha, by, query, missing)[0]
 
 
+def check_alpha(alpha: float, what: str) -> None:
+    """Refuse a risk weight `alpha` below 0 (or NaN): a loss would weigh less than a win."""
+    if not alpha >= 0:
+        msg = f"{what} alpha must be at least 0, got {alpha!r}"
+        raise InputError(msg)
+
+
 def _risk(per_query, baseline, measures, alpha, by, query, missing) -> tuple[pl.LazyFrame, list]:
     """`risk`'s rows and the measures' names, in the order asked."""
-    if not alpha >= 0:
-        msg = f"risk alpha must be at least 0, got {alpha!r}"
-        raise InputError(msg)
+    check_alpha(alpha, "risk")
     rows, systems, names, _ = _rows(per_query, measures, by, query, missing)
     parts = [_one_measure(rows, systems, name, baseline, alpha, by, query, missing)
              for name in names]  # fmt: skip
@@ -339,9 +344,7 @@ def georisk(
         `measures`) and system. Polars expressions over the table; Φ is taken on the
         per-system frame (numpy, math.erf).
     """
-    if not alpha >= 0:
-        msg = f"GeoRisk alpha must be at least 0, got {alpha!r}"
-        raise InputError(msg)
+    check_alpha(alpha, "GeoRisk")
     rows, systems, names, sources = _rows(per_query, measures, by, query, missing)
     parts = [_georisk_measure(rows, systems, name, alpha, by, query, missing)
              for name in names]  # fmt: skip

@@ -459,3 +459,14 @@ def test_cli_compare_georisk(capsys, tmp_path) -> None:
     rc = main(["compare", str(path), "--per-query-table", "--georisk", "-1"])
     _, err = capsys.readouterr()
     assert rc == 2 and "GeoRisk alpha must be at least 0" in err
+
+
+@pytest.mark.parametrize("flag", ["--risk", "--georisk"])
+def test_cli_compare_refuses_a_negative_alpha_before_the_evaluation(capsys, tmp_path, flag):
+    # the table's bad score would stop the evaluation: the alpha is said first, with no work
+    table = tmp_path / "t.csv"
+    table.write_text("system,query,doc,score,label\na,q1,d1,NaN,1\nb,q1,d1,0.5,1\n")
+    rc = main(["compare", str(table), "-m", "AP", "--baseline", "a", flag, "-1"])
+    _, err = capsys.readouterr()
+    what = "risk" if flag == "--risk" else "GeoRisk"
+    assert rc == 2 and err.strip() == f"preval: error: {what} alpha must be at least 0, got -1.0"

@@ -79,6 +79,12 @@ def run(args: argparse.Namespace) -> int:
                               [*paths, args.qrels])  # fmt: skip
         check_output(args.plot)
     resampling = options.from_args(args, "cli-resampling").intervals
+    if args.risk is not None or args.georisk is not None:  # before the evaluation
+        from ..risk_adjusted import check_alpha
+
+        for alpha, what in ((args.risk, "risk"), (args.georisk, "GeoRisk")):
+            if alpha is not None:
+                check_alpha(alpha, what)
     per_query, baseline, notes, averaged = per_query_of(args)
     if not (args.per_query_table or args.runs):
         # the systems of the one table evaluated: too few is said of its file
