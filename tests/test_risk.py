@@ -470,3 +470,17 @@ def test_cli_compare_refuses_a_negative_alpha_before_the_evaluation(capsys, tmp_
     _, err = capsys.readouterr()
     what = "risk" if flag == "--risk" else "GeoRisk"
     assert rc == 2 and err.strip() == f"preval: error: {what} alpha must be at least 0, got -1.0"
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+@pytest.mark.parametrize("flag", ["--risk", "--georisk"])
+def test_cli_compare_paper_tables_refuse_the_risk_flags(capsys, fmt, flag):
+    # the paper table showed means and superscripts only: the flag changed nothing, silently
+    rc = main(["compare", "fixtures/example.parquet", "-m", "AP", "--baseline", "bm25", flag, "1",
+               "--format", fmt])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == ""
+    assert err.strip() == (
+        f"preval: error: {flag} adds columns that the {fmt} paper table (means and significance) "
+        "does not show: use --format table, csv or json, or drop it"
+    )

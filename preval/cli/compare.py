@@ -79,7 +79,14 @@ def run(args: argparse.Namespace) -> int:
                               [*paths, args.qrels])  # fmt: skip
         check_output(args.plot)
     resampling = options.from_args(args, "cli-resampling").intervals
-    if args.risk is not None or args.georisk is not None:  # before the evaluation
+    risky = [f for f, v in (("--risk", args.risk), ("--georisk", args.georisk)) if v is not None]
+    if risky and args.format in ("markdown", "latex"):  # (the paper table has no such column)
+        msg = (
+            f"{risky[0]} adds columns that the {args.format} paper table (means and "
+            "significance) does not show: use --format table, csv or json, or drop it"
+        )
+        raise InputError(msg)
+    if risky:  # before the evaluation
         from ..risk_adjusted import check_alpha
 
         for alpha, what in ((args.risk, "risk"), (args.georisk, "GeoRisk")):
